@@ -1,0 +1,14 @@
+// `hase simulate` — placeholder until its issue lands; replaced by the real subcommand.
+#include "cli/command.h"
+
+namespace hase::cli {
+
+Command AddSimulateCommand(CLI::App& parent) {
+  Command c;
+  c.app = parent.add_subcommand("simulate", "(not yet implemented)");
+  c.app->allow_extras();
+  c.run = [] { return Fail(Status::Unsupported("'hase simulate' is not implemented yet")); };
+  return c;
+}
+
+}  // namespace hase::cli

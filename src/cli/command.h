@@ -1,0 +1,33 @@
+// The `hase` command line: one subcommand per file (cmd_<name>.cc), each thin — parse flags,
+// call the library, print. Subcommands are listed explicitly in main.cc (no self-registration).
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "hase/base/status.h"
+
+namespace hase::cli {
+
+// One subcommand: the CLI11 app it added to the parent and what to run when it was chosen.
+// run returns the process exit status (0 on success; Status::ExitCode() on failure).
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<int()> run;
+};
+
+// Prints "hase: error: <status>" to stderr and returns its exit code.
+int Fail(const Status& status);
+
+// Each Add*Command adds its subcommand to `parent`. Defined in cmd_<name>.cc.
+Command AddKernelsCommand(CLI::App& parent);
+Command AddGpusCommand(CLI::App& parent);
+Command AddPredictCommand(CLI::App& parent);
+Command AddTrainCommand(CLI::App& parent);
+Command AddEvalCommand(CLI::App& parent);
+Command AddSimulateCommand(CLI::App& parent);
+Command AddServeCommand(CLI::App& parent);
+
+}  // namespace hase::cli

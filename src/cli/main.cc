@@ -1,0 +1,42 @@
+// hase: hardware-aware scheduling of inference tasks on heterogeneous GPU clusters.
+#include <cstdio>
+#include <exception>
+#include <vector>
+
+#include "cli/command.h"
+
+namespace hase::cli {
+
+int Fail(const Status& status) {
+  std::fprintf(stderr, "hase: error: %s\n", status.ToString().c_str());
+  return status.ExitCode();
+}
+
+}  // namespace hase::cli
+
+int main(int argc, char** argv) {
+  using namespace hase::cli;
+  CLI::App app{"hase: hardware-aware scheduling of inference tasks on heterogeneous GPU clusters"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "hase 0.1.0");
+  const std::vector<Command> commands = {
+      AddSimulateCommand(app), AddKernelsCommand(app), AddPredictCommand(app),
+      AddGpusCommand(app),     AddTrainCommand(app),   AddEvalCommand(app),
+      AddServeCommand(app),
+  };
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);  // prints usage/help; non-zero for real parse errors
+  }
+  try {
+    for (const Command& c : commands) {
+      if (c.app->parsed()) return c.run();
+    }
+  } catch (const std::exception& e) {
+    // Library code returns Status; reaching here is a bug, reported without a crash.
+    std::fprintf(stderr, "hase: internal error: %s\n", e.what());
+    return 1;
+  }
+  return 1;
+}
