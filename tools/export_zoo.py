@@ -89,6 +89,22 @@ def randomize_statistics(model):
     return model
 
 
+def constants_to_initializers(m):
+    """Turns Constant nodes (value attribute) into initializers, as ONNX Runtime does at load, so
+    that large ones (YOLO grids) are stripped like weights and small ones stay embedded."""
+    keep = []
+    for n in m.graph.node:
+        if n.op_type == "Constant" and len(n.attribute) == 1 and n.attribute[0].name == "value":
+            t = onnx.TensorProto()
+            t.CopyFrom(n.attribute[0].t)
+            t.name = n.output[0]
+            m.graph.initializer.append(t)
+        else:
+            keep.append(n)
+    del m.graph.node[:]
+    m.graph.node.extend(keep)
+
+
 def export_onnx(name):
     """Builds `name` (seeded) and returns (onnx ModelProto with embedded weights, torch params)."""
     ctor, hw, *_ = ZOO[name]
@@ -104,6 +120,13 @@ def export_onnx(name):
                           input_names=["input"], output_names=[out_name],
                           dynamic_axes={"input": {0: "batch"}, out_name: {0: "batch"}})
     m = onnx.load_from_string(buf.getvalue())
+    constants_to_initializers(m)
+    # The exporter names dims it cannot infer through Reshape(-1, ...) "Concatoutput0_dim_1":
+    # declare the real static sizes of the output (all but the batch dimension).
+    with torch.no_grad():
+        y = model(x)
+    for d, size in zip(m.graph.output[0].type.tensor_type.shape.dim[1:], y.shape[1:]):
+        d.dim_value = int(size)
     m.producer_name = "hase tools/export_zoo.py (torch.onnx.export)"
     m.doc_string = f"{name}: torch {torch.__version__}, torchvision {torchvision.__version__}, " \
                    f"opset {OPSET}, seed {SEED}, eval mode (BatchNormalization folded into Conv)"

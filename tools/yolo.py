@@ -16,7 +16,7 @@ produce, minus NMS):
     Concat over levels -> output0 [N, 25200, 85] at 640.
   - YOLOv8: per level Concat(box branch, cls branch) -> Reshape [-1, 144, ny*nx]; Concat over
     levels -> Split(64, 80) -> DFL (Reshape, Transpose, Softmax, 1x1 Conv with fixed weights
-    0..15) -> dist2bbox (Slice, Sub, Add, Div, Concat) * strides; Sigmoid(cls); Concat ->
+    0..15) -> dist2bbox (Split, Sub, Add, Div, Concat) * strides; Sigmoid(cls); Concat ->
     output0 [N, 84, 8400] at 640.
 """
 import math
@@ -178,7 +178,7 @@ class DetectV8(nn.Module):
         x_cat = torch.cat([torch.cat((self.cv2[i](x), self.cv3[i](x)), 1).view(-1, self.no, ny * nx)
                            for i, (x, (ny, nx)) in enumerate(zip(xs, self.shapes))], 2)
         box, cls = x_cat.split((self.reg_max * 4, self.nc), 1)
-        lt, rb = self.dfl(box, a).chunk(2, 1)
+        lt, rb = self.dfl(box, a).split((2, 2), 1)  # chunk would export Shape/Gather/Slice
         x1y1 = self.anchors - lt
         x2y2 = self.anchors + rb
         dbox = torch.cat(((x1y1 + x2y2) / 2, x2y2 - x1y1), 1) * self.stride_t
