@@ -1,0 +1,41 @@
+// GpuSpec: the datasheet description of one NVIDIA GPU *type* (A100-SXM4-40GB, T4, …), not of
+// one physical GPU in a cluster. Entries come from data/gpus.yaml (docs/gpu-catalog.md), each
+// with its `source` (datasheet / whitepaper). Values are peak figures as NVIDIA publishes them;
+// what kernels really reach is in MicrobenchmarkProfile (measured, or derived from these).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace hase {
+
+struct GpuSpec {
+  std::string id;                    // canonical catalog name: "A100-SXM4-40GB", "T4"
+  std::string name;                  // CUDA/NVML/DCGM modelName: "NVIDIA A100-SXM4-40GB"
+  std::vector<std::string> aliases;  // other spellings that resolve here ("a100", "Tesla T4")
+  std::string architecture;          // "Volta", "Turing", "Ampere", "Ada Lovelace", "Hopper", …
+  std::string chip;                  // "GA100"
+  std::string compute_capability;    // "8.0"
+  int sms = 0;                       // streaming multiprocessors
+  double boost_clock_mhz = 0;        // MHz
+  double fp32_tflops = 0;            // peak FP32, TFLOP/s (FMA = 2 FLOP), dense
+  double fp16_tflops = 0;            // peak FP16 on CUDA cores, TFLOP/s; 0 = no native FP16
+  double tensor_fp16_tflops = 0;     // peak FP16 tensor-core TFLOP/s, dense, FP32 accumulate;
+                                     // 0 = no tensor cores
+  double memory_gib = 0;             // device memory, GiB
+  std::string memory_type;           // "HBM2", "GDDR6X", …
+  double memory_bandwidth_gbps = 0;  // DRAM bandwidth, GB/s (1e9 B/s)
+  double l2_mib = 0;                 // L2 cache, MiB
+  int pcie_gen = 0;                  // host link generation (3, 4, 5)
+  int pcie_lanes = 0;                // host link width (8, 16)
+  std::string interconnect;          // free text: "NVLink 3 600 GB/s; PCIe 4.0 x16"
+  double tdp_w = 0;                  // board power, W
+  std::string source;                // where the numbers come from
+
+  bool has_tensor_cores() const { return tensor_fp16_tflops > 0; }
+  // Theoretical one-direction PCIe bandwidth, GB/s: per-lane rate after line coding
+  // (gen3 0.985, gen4 1.969, gen5 3.938 GB/s per lane; PCI-SIG base specs) × lanes.
+  double pcie_peak_gbps() const;
+};
+
+}  // namespace hase

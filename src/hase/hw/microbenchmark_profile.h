@@ -1,0 +1,68 @@
+// MicrobenchmarkProfile: what one GPU type really achieves, as measured by small kernels
+// (probe/), or derived from its GpuSpec with documented efficiency factors when no measurement
+// exists. File format: docs/microbenchmark-profile.md (YAML; JSON is valid YAML and is
+// accepted too). The predictor uses these figures instead of datasheet peaks.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hase/base/status.h"
+#include "hase/hw/gpu_spec.h"
+
+namespace hase {
+
+struct MicrobenchmarkProfile {
+  std::string gpu;     // catalog id the profile belongs to (resolved through GpuCatalog)
+  std::string source;  // "measured: <tool, date, host>" or "derived from datasheet"
+  bool measured = false;
+
+  double dram_bandwidth_gbps = 0;  // achievable DRAM bandwidth (large copy, read+write), GB/s
+  double l2_bandwidth_gbps = 0;    // achievable L2 bandwidth (working set ≪ L2), GB/s
+  double fp32_tflops = 0;          // achievable FP32 FMA throughput, TFLOP/s
+  double fp16_tflops = 0;          // achievable FP16 (half2) on CUDA cores, TFLOP/s; 0 = none
+  double tensor_fp16_tflops = 0;   // achievable FP16 tensor-core GEMM (FP32 acc), TFLOP/s; 0 = none
+  double launch_overhead_us = 0;   // launch + completion of an empty kernel, back-to-back, µs
+  double h2d_gbps = 0;             // host→device copy, pinned memory, large transfer, GB/s
+  double d2h_gbps = 0;             // device→host copy, pinned memory, large transfer, GB/s
+};
+
+// Efficiency factors used when a figure was not measured: achievable = factor × datasheet peak.
+// Sources: STREAM-like copies reach ~80–90 % of DRAM peak on recent NVIDIA GPUs (Jia et al.,
+// "Dissecting the NVIDIA Volta/Turing GPU architecture via microbenchmarking", 2018/2019:
+// V100 ~ 790–850 of 900 GB/s; T4 ~ 220–250 of 320); cuBLAS SGEMM reaches ~85–90 % of FP32 peak
+// on data-centre parts and tensor GEMMs ~70–80 % of dense tensor peak (NVIDIA cuBLAS
+// performance pages); pinned PCIe copies reach ~80 % of link peak; an empty kernel launch
+// costs ~5 µs (CUDA driver; ORT's CUDA EP adds its own dispatch, see docs/predictor.md).
+// The values below are the constants DerivedProfile uses; docs/microbenchmark-profile.md
+// repeats them.
+struct ProfileEfficiency {
+  static constexpr double kDram = 0.85;
+  static constexpr double kL2OverDram = 3.0;  // L2 bandwidth ≈ 3 × DRAM peak (microbenchmarks)
+  static constexpr double kFp32 = 0.85;
+  static constexpr double kFp16 = 0.85;
+  static constexpr double kTensor = 0.75;
+  static constexpr double kPcie = 0.80;
+  static constexpr double kLaunchOverheadUs = 5.0;
+};
+
+// A profile derived from the datasheet: every figure = ProfileEfficiency factor × spec peak.
+MicrobenchmarkProfile DerivedProfile(const GpuSpec& spec);
+
+// Parses one profile document (docs/microbenchmark-profile.md). Fields that are absent or 0
+// are filled from DerivedProfile(spec) of the GPU named in the document, so a partial
+// measurement is usable. `resolve` maps the document's `gpu:` name to a spec (normally
+// GpuCatalog::Find). Errors: Parse (not YAML/JSON, with line), InvalidArgument (wrong
+// `format:`, missing `gpu:`, negative or non-numeric value), NotFound (unknown GPU name).
+class GpuCatalog;
+Result<MicrobenchmarkProfile> ParseMicrobenchmarkProfile(std::string_view text,
+                                                         const std::string& where,
+                                                         const GpuCatalog& catalog);
+// Reads FILE and parses it as above. Errors: IO, then as ParseMicrobenchmarkProfile.
+Result<MicrobenchmarkProfile> LoadMicrobenchmarkProfile(const std::string& path,
+                                                        const GpuCatalog& catalog);
+// Serialises a profile in the documented format (round-trips through the parser).
+std::string MicrobenchmarkProfileToYaml(const MicrobenchmarkProfile& p);
+
+}  // namespace hase
