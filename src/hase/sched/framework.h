@@ -1,0 +1,130 @@
+// The scheduling framework: one task's cycle as named extension points, after
+// kube-scheduler's framework (staging/src/k8s.io/kube-scheduler/framework/interface.go).
+//
+//   PreFilter(task)          once per cycle: per-task work (predicted profile per GPU type)
+//                            into CycleState. An error rejects the task.
+//   Filter(task, gpu)        per GPU: Fits, Unfit (not now), UnfitAnywhere (never, e.g. too
+//                            little memory) or Error. Reads only the GpuState it is handed.
+//   Score(task, gpu)         per GPU that passed Filter: 0–100, higher is better.
+//   Select(task, candidates) one plugin picks the outcome from the scored GPUs: bind now,
+//                            wait (optionally holding a reservation), or reject. Default:
+//                            highest weighted score, ties on the lower GPU id.
+//   Reserve / Unreserve      hold / release a reservation on a GPU; idempotent.
+//   Bind(task, gpu)          the only phase with side effects on ClusterState.
+//
+// A plugin implements only the phases it needs; a policy is a named list of plugins built by
+// one registry function (registry.h). Nothing self-registers.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "hase/base/status.h"
+#include "hase/sched/cluster_state.h"
+#include "hase/sched/latency_oracle.h"
+#include "hase/sched/task.h"
+
+namespace hase::sched {
+
+// Per-task, per-cycle scratch written by PreFilter and read by the later phases.
+struct CycleState {
+  double now_ms = 0;
+  // profile[type] = the oracle's profile of the task on Cluster::types[type]; ok() false when
+  // the oracle has none (Filter then reports UnfitAnywhere for GPUs of that type).
+  std::vector<Result<TaskProfile>> profile;
+  // The fastest isolated runtime over all types with a profile, ms (+inf if none).
+  double best_isolated_ms = 0;
+};
+
+// Filter's answer for one GPU. `reason` is a static string (no allocation per GPU).
+struct FilterVerdict {
+  enum class Code {
+    kFits,           // can start here now (or, for policies that wait, can run here)
+    kUnfit,          // not now: memory or slots busy, GPU reserved for another task
+    kUnfitAnywhere,  // never on this GPU: memory need > capacity, no profile for its type
+    kError,          // unexpected failure; the cycle stops with an Internal error
+  };
+  Code code = Code::kFits;
+  const char* reason = "";
+
+  static FilterVerdict Fits() { return {}; }
+  static FilterVerdict Unfit(const char* why) { return {Code::kUnfit, why}; }
+  static FilterVerdict UnfitAnywhere(const char* why) { return {Code::kUnfitAnywhere, why}; }
+  bool fits() const { return code == Code::kFits; }
+};
+
+// A GPU that passed Filter and its weighted score.
+struct Candidate {
+  int gpu = 0;
+  double score = 0;  // Σ weight × plugin score
+};
+
+// The outcome of one cycle.
+struct Decision {
+  enum class Kind {
+    kBind,    // bind to `gpu` now (it starts now, or joins the GPU's local queue)
+    kWait,    // stay in the central queue; if `reserve`, hold a reservation on `gpu`
+    kReject,  // the task can never run on this cluster; `reason` says why
+  };
+  Kind kind = Kind::kWait;
+  int gpu = -1;
+  double start_ms = 0;       // predicted start on `gpu`, ms (for kBind and reservations)
+  double end_ms = 0;         // predicted end on `gpu`, ms
+  bool reserve = false;      // kWait only: reserve `gpu` from start_ms
+  std::string reason;        // kReject / kWait: why, for people
+};
+
+class Plugin {
+ public:
+  virtual ~Plugin() = default;
+  virtual std::string_view Name() const = 0;
+};
+
+class PreFilterPlugin : public virtual Plugin {
+ public:
+  virtual Status PreFilter(const Task& task, const ClusterState& state,
+                           CycleState& cycle) const = 0;
+};
+
+class FilterPlugin : public virtual Plugin {
+ public:
+  virtual FilterVerdict Filter(const Task& task, const GpuState& gpu,
+                               const CycleState& cycle) const = 0;
+};
+
+class ScorePlugin : public virtual Plugin {
+ public:
+  // 0–100, higher is better. Called only for GPUs that passed every Filter.
+  virtual double Score(const Task& task, const GpuState& gpu, const CycleState& cycle) const = 0;
+};
+
+class SelectPlugin : public virtual Plugin {
+ public:
+  // `candidates` are sorted by score descending, then GPU id ascending; never empty. May
+  // update the plugin's own state (a random policy's RNG).
+  virtual Decision Select(const Task& task, const ClusterState& state, const CycleState& cycle,
+                          const std::vector<Candidate>& candidates) = 0;
+};
+
+class ReservePlugin : public virtual Plugin {
+ public:
+  // Holds `decision.gpu` for `task` from decision.start_ms. Replaces the task's reservation
+  // elsewhere. Idempotent.
+  virtual void Reserve(const Task& task, const Decision& decision, const CycleState& cycle,
+                       ClusterState& state) const = 0;
+  // Releases any reservation `task` holds. Idempotent; not an error when there is none.
+  virtual void Unreserve(const Task& task, ClusterState& state) const = 0;
+};
+
+class BindPlugin : public virtual Plugin {
+ public:
+  // Records `task` on decision.gpu: running when it fits now, else at the back of the GPU's
+  // local queue. The policy's own bookkeeping (rr's cursor) moves here, too.
+  virtual void Bind(const Task& task, const Decision& decision, const CycleState& cycle,
+                    ClusterState& state) = 0;
+};
+
+}  // namespace hase::sched

@@ -1,0 +1,183 @@
+#include "hase/sched/hase_policy.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "hase/sched/backfill.h"
+#include "hase/sched/basic_plugins.h"
+#include "hase/sched/policy.h"
+#include "hase/sched/timeline.h"
+
+namespace hase::sched {
+namespace {
+constexpr double kInf = std::numeric_limits<double>::infinity();
+}  // namespace
+
+HasePlugin::Placement HasePlugin::Predict(const Task& task, const GpuState& gpu,
+                                          const CycleState& cycle) const {
+  const TaskProfile& p = *cycle.profile[gpu.type];
+  const ContentionModel& model = oracle_.contention();
+  const double now = cycle.now_ms;
+  Placement pl;
+  if (gpu.Idle()) {  // fast path: nothing to wait for, nobody to slow down
+    pl.start_ms = now;
+    pl.end_ms = now + p.isolated_ms * model.Slowdown(gpu.background.EffectiveSmActive());
+    pl.gpu_finish_ms = pl.end_ms;
+    return pl;
+  }
+  ExtraTask extra;
+  extra.task_id = task.id;
+  extra.memory_mib = MemoryNeedMib(task, p);
+  extra.demand = p.demand;
+  extra.isolated_ms = p.isolated_ms;
+  extra.not_before_ms = now;
+  const Timeline base = PredictTimeline(gpu, model, now);
+  const Timeline with = PredictTimeline(gpu, model, now, extra);
+  pl.start_ms = with.extra->start_ms;
+  pl.end_ms = with.extra->end_ms;
+  pl.gpu_finish_ms = with.finish_ms;
+  for (size_t i = 0; i + 1 < with.entries.size(); ++i) {
+    const double delta = with.entries[i].end_ms - base.entries[i].end_ms;
+    if (std::isfinite(delta) && delta > 0) pl.inflicted_ms += delta;
+  }
+  return pl;
+}
+
+FilterVerdict HasePlugin::Filter(const Task& task, const GpuState& gpu,
+                                 const CycleState& cycle) const {
+  const Result<TaskProfile>& p = cycle.profile[gpu.type];
+  if (!p.ok()) return FilterVerdict::UnfitAnywhere("no latency profile for this GPU type");
+  const double need = MemoryNeedMib(task, *p);
+  if (!gpu.CanEverHost(need)) {
+    return FilterVerdict::UnfitAnywhere("memory need exceeds the GPU's memory");
+  }
+  if (gpu.reservation && gpu.reservation->task_id != task.id) {
+    ExtraTask cand{task.id, need, p->demand, p->isolated_ms, cycle.now_ms};
+    if (!BackfillAllowed(gpu, oracle_.contention(), cycle.now_ms, cand)) {
+      return FilterVerdict::Unfit("reserved for another task; backfilling would delay it");
+    }
+  }
+  if (!options_.allow_wait && !gpu.FitsNow(need)) {
+    return FilterVerdict::Unfit("no free slot or memory now");
+  }
+  return FilterVerdict::Fits();
+}
+
+double HasePlugin::Score(const Task& task, const GpuState& gpu, const CycleState& cycle) const {
+  const Placement pl = Predict(task, gpu, cycle);
+  const double cost = pl.end_ms + options_.inflicted_weight * pl.inflicted_ms;
+  const double lb = cycle.now_ms + cycle.best_isolated_ms;
+  if (!std::isfinite(cost) || cost <= 0) return 0;
+  return std::clamp(100.0 * lb / cost, 0.0, 100.0);
+}
+
+Decision HasePlugin::Select(const Task& task, const ClusterState& state, const CycleState& cycle,
+                            const std::vector<Candidate>& candidates) {
+  const double now = cycle.now_ms;
+  const size_t k = std::min(candidates.size(), static_cast<size_t>(std::max(1, options_.top_k)));
+  int best = -1;
+  Placement best_pl;
+  double best_makespan = kInf;
+  double best_cost = kInf;
+  for (size_t i = 0; i < k; ++i) {
+    const int g = candidates[i].gpu;
+    const Placement pl = Predict(task, state.gpus[g], cycle);
+    const double makespan = std::max(pl.gpu_finish_ms, state.MaxProjectedFinishExcluding(g));
+    const double cost = pl.end_ms + options_.inflicted_weight * pl.inflicted_ms;
+    const double tol = options_.makespan_tolerance * std::max(1.0, std::abs(best_makespan));
+    bool better;
+    if (best < 0 || makespan < best_makespan - tol) {
+      better = true;
+    } else if (makespan > best_makespan + tol) {
+      better = false;
+    } else {
+      better = cost < best_cost || (cost == best_cost && g < best);
+    }
+    if (better) {
+      best = g;
+      best_pl = pl;
+      best_makespan = makespan;
+      best_cost = cost;
+    }
+  }
+  Decision d;
+  const TaskProfile& bp = *cycle.profile[state.gpus[best].type];
+  if (best_pl.start_ms <= now + kTimeEpsMs) {
+    d.kind = Decision::Kind::kBind;
+    d.gpu = best;
+    d.start_ms = now;
+    d.end_ms = best_pl.end_ms;
+    return d;
+  }
+  (void)bp;
+  // The task's own reservation has come due: take it.
+  const int held = state.ReservedGpuOf(task.id);
+  if (held >= 0) {
+    const GpuState& g = state.gpus[held];
+    const Result<TaskProfile>& p = cycle.profile[g.type];
+    if (p.ok() && g.FitsNow(MemoryNeedMib(task, *p))) {
+      d.kind = Decision::Kind::kBind;
+      d.gpu = held;
+      d.start_ms = now;
+      d.end_ms = Predict(task, g, cycle).end_ms;
+      return d;
+    }
+  }
+  d.kind = Decision::Kind::kWait;
+  d.gpu = best;
+  d.start_ms = best_pl.start_ms;
+  d.end_ms = best_pl.end_ms;
+  d.reason = "waiting for a faster GPU to free";
+  if (held >= 0) return d;  // keeps its reservation
+  // Blocked (nothing can start it now) or waited too long: reserve the earliest-start GPU.
+  bool blocked = true;
+  for (const Candidate& c : candidates) {
+    const GpuState& g = state.gpus[c.gpu];
+    if (g.FitsNow(MemoryNeedMib(task, *cycle.profile[g.type]))) {
+      blocked = false;
+      break;
+    }
+  }
+  const double bound =
+      std::max(options_.wait_bound_factor * cycle.best_isolated_ms, options_.wait_bound_min_ms);
+  const bool waited_too_long = now - task.arrival_ms >= bound;
+  if (!blocked && !waited_too_long) return d;
+  int earliest = -1;
+  double earliest_start = kInf;
+  for (const Candidate& c : candidates) {
+    const GpuState& g = state.gpus[c.gpu];
+    if (g.reservation) continue;  // one reservation per GPU
+    const double s = EarliestFitMs(g, oracle_.contention(), now,
+                                   MemoryNeedMib(task, *cycle.profile[g.type]));
+    if (s < earliest_start || (s == earliest_start && c.gpu < earliest)) {
+      earliest_start = s;
+      earliest = c.gpu;
+    }
+  }
+  if (earliest < 0 || !std::isfinite(earliest_start)) return d;
+  d.gpu = earliest;
+  d.start_ms = earliest_start;
+  d.reserve = true;
+  d.reason = blocked ? "no GPU can start it now: reserved the earliest" : "waited past its bound";
+  return d;
+}
+
+std::unique_ptr<Policy> MakeHasePolicy(std::shared_ptr<const LatencyOracle> oracle,
+                                       const HaseOptions& options, int max_reservations) {
+  Policy::Options po;
+  po.dispatch_on_arrival = false;
+  po.one_idle_gpu_per_type = true;
+  po.max_reservations = max_reservations;
+  const LatencyOracle& o = *oracle;
+  auto policy = std::make_unique<Policy>("hase", po, std::move(oracle));
+  auto plugin = std::make_shared<HasePlugin>(o, options);
+  policy->AddPreFilter(std::make_shared<ProfilePreFilter>(o));
+  policy->AddFilter(plugin);
+  policy->AddScore(plugin);
+  policy->SetSelect(plugin);
+  policy->SetReserve(std::make_shared<DefaultReserve>());
+  return policy;
+}
+
+}  // namespace hase::sched

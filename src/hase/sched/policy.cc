@@ -1,0 +1,129 @@
+#include "hase/sched/policy.h"
+
+#include <algorithm>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "hase/sched/timeline.h"
+
+namespace hase::sched {
+
+Result<Decision> Policy::Schedule(const Task& task, const ClusterState& state, CycleState& cycle) {
+  cycle.now_ms = state.now_ms;
+  for (const auto& p : pre_filters_) {
+    HASE_RETURN_IF_ERROR(p->PreFilter(task, state, cycle));
+  }
+  candidates_.clear();
+  std::vector<char> seen_idle(state.cluster.types.size(), 0);
+  std::vector<const char*> never_reasons;  // distinct UnfitAnywhere reasons
+  bool unfit_now = false;
+  for (const GpuState& gpu : state.gpus) {
+    if (options_.one_idle_gpu_per_type && gpu.Idle() && !gpu.reservation &&
+        gpu.background.EffectiveSmActive() == 0) {
+      if (seen_idle[gpu.type]) continue;
+      seen_idle[gpu.type] = 1;
+    }
+    FilterVerdict v;
+    for (const auto& f : filters_) {
+      v = f->Filter(task, gpu, cycle);
+      if (!v.fits()) break;
+    }
+    switch (v.code) {
+      case FilterVerdict::Code::kFits:
+        break;
+      case FilterVerdict::Code::kUnfit:
+        unfit_now = true;
+        continue;
+      case FilterVerdict::Code::kUnfitAnywhere:
+        if (std::find(never_reasons.begin(), never_reasons.end(), v.reason) ==
+            never_reasons.end()) {
+          never_reasons.push_back(v.reason);
+        }
+        continue;
+      case FilterVerdict::Code::kError:
+        return Status::Internal(fmt::format("filter failed on GPU {}: {}", gpu.id, v.reason),
+                                "task " + task.name);
+    }
+    double score = 0;
+    for (const auto& [plugin, weight] : scores_) score += weight * plugin->Score(task, gpu, cycle);
+    candidates_.push_back({gpu.id, score});
+  }
+  if (candidates_.empty()) {
+    Decision d;
+    if (!unfit_now) {
+      d.kind = Decision::Kind::kReject;
+      double need = 0;
+      for (const auto& p : cycle.profile) {
+        if (p.ok()) need = std::max(need, MemoryNeedMib(task, *p));
+      }
+      std::string why;
+      for (const char* r : never_reasons) why += (why.empty() ? "" : "; ") + std::string(r);
+      d.reason = fmt::format(
+          "task {} ({}) can never run on this cluster: {} (needs {:.0f} MiB; largest GPU has "
+          "{:.0f} MiB)",
+          task.name, task.model, why.empty() ? "no GPU" : why, need,
+          state.cluster.MaxGpuMemoryMib());
+    } else {
+      d.kind = Decision::Kind::kWait;
+      d.reason = "no GPU can take it now";
+    }
+    return d;
+  }
+  std::sort(candidates_.begin(), candidates_.end(), [](const Candidate& a, const Candidate& b) {
+    return a.score != b.score ? a.score > b.score : a.gpu < b.gpu;
+  });
+  if (select_) return select_->Select(task, state, cycle, candidates_);
+  Decision d;
+  d.kind = Decision::Kind::kBind;
+  d.gpu = candidates_.front().gpu;
+  d.start_ms = state.now_ms;
+  return d;
+}
+
+void Policy::Commit(const Task& task, const Decision& decision, const CycleState& cycle,
+                    ClusterState& state) {
+  switch (decision.kind) {
+    case Decision::Kind::kBind: {
+      const int held = state.ReservedGpuOf(task.id);
+      if (reserve_) reserve_->Unreserve(task, state);
+      if (bind_) {
+        bind_->Bind(task, decision, cycle, state);
+      } else {
+        default_bind_.Bind(task, decision, cycle, state);
+      }
+      OnGpuChanged(state, decision.gpu);
+      if (held >= 0 && held != decision.gpu) OnGpuChanged(state, held);
+      break;
+    }
+    case Decision::Kind::kWait:
+      if (decision.reserve && reserve_ && decision.gpu >= 0) {
+        const bool holds = state.ReservedGpuOf(task.id) >= 0;
+        if (holds || static_cast<int>(state.reservation_of_task.size()) <
+                         options_.max_reservations) {
+          reserve_->Reserve(task, decision, cycle, state);
+        }
+      }
+      break;
+    case Decision::Kind::kReject:
+      if (reserve_) reserve_->Unreserve(task, state);
+      break;
+  }
+}
+
+void Policy::Forget(const Task& task, ClusterState& state) {
+  if (reserve_) {
+    reserve_->Unreserve(task, state);
+  } else {
+    DefaultReserve().Unreserve(task, state);
+  }
+}
+
+void Policy::OnGpuChanged(ClusterState& state, int gpu) const {
+  const GpuState& g = state.gpus.at(gpu);
+  const double finish = g.Idle() ? state.now_ms
+                                 : PredictTimeline(g, oracle_->contention(), state.now_ms).finish_ms;
+  state.SetProjectedFinish(gpu, finish);
+}
+
+}  // namespace hase::sched

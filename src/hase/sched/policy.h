@@ -1,0 +1,89 @@
+// Policy: a named list of plugins and the loop that runs one task's scheduling cycle.
+//
+// Schedule() runs PreFilter → Filter (every GPU) → Score → Select and returns the Decision
+// without changing state; Commit() then runs Reserve / Unreserve / Bind. Split so the
+// Kubernetes extender can call Filter/Score alone, and benchmarks can time a decision.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "hase/base/status.h"
+#include "hase/sched/basic_plugins.h"
+#include "hase/sched/framework.h"
+
+namespace hase::sched {
+
+class Policy {
+ public:
+  struct Options {
+    // How tasks flow. true: the driver asks the policy once, when the task arrives, and the
+    // task is bound into a GPU's local queue (rr, random, least-loaded: dispatchers).
+    // false: tasks wait in the central queue and are offered to the policy on every event
+    // until it binds them (hase, fastest-gpu, gavel-like).
+    bool dispatch_on_arrival = false;
+    // Performance: evaluate only the lowest-id idle, unreserved GPU of each type (they are
+    // interchangeable for every policy that does not cycle through GPUs).
+    bool one_idle_gpu_per_type = false;
+    // Central-queue policies: the most waiting tasks offered per event (queue head first).
+    int max_queue_scan = 256;
+    // Most GPUs holding a reservation at once (1 = EASY: only the queue head).
+    int max_reservations = 1;
+  };
+
+  Policy(std::string name, Options options, std::shared_ptr<const LatencyOracle> oracle)
+      : name_(std::move(name)), options_(options), oracle_(std::move(oracle)) {}
+  Policy(const Policy&) = delete;
+  Policy& operator=(const Policy&) = delete;
+
+  const std::string& name() const { return name_; }
+  const Options& options() const { return options_; }
+  const LatencyOracle& oracle() const { return *oracle_; }
+
+  // Building the plugin list (registry.h does this). A plugin may appear in several lists.
+  void AddPreFilter(std::shared_ptr<PreFilterPlugin> p) { pre_filters_.push_back(std::move(p)); }
+  void AddFilter(std::shared_ptr<FilterPlugin> p) { filters_.push_back(std::move(p)); }
+  void AddScore(std::shared_ptr<ScorePlugin> p, double weight = 1.0) {
+    scores_.emplace_back(std::move(p), weight);
+  }
+  void SetSelect(std::shared_ptr<SelectPlugin> p) { select_ = std::move(p); }
+  void SetReserve(std::shared_ptr<ReservePlugin> p) { reserve_ = std::move(p); }
+  void SetBind(std::shared_ptr<BindPlugin> p) { bind_ = std::move(p); }
+
+  // One cycle for `task` at state.now_ms. No side effects on `state`. Returns kReject with a
+  // reason naming each distinct UnfitAnywhere cause when no GPU could ever host the task;
+  // kWait when GPUs could host it but none now. `cycle` receives PreFilter's results (for
+  // Commit). Errors: PreFilter's Status; Internal when a Filter returns kError.
+  Result<Decision> Schedule(const Task& task, const ClusterState& state, CycleState& cycle);
+
+  // Applies `decision`: Bind (and Unreserve the task's reservation) for kBind; Reserve when
+  // kWait with reserve; Unreserve for kReject.
+  void Commit(const Task& task, const Decision& decision, const CycleState& cycle,
+              ClusterState& state);
+
+  // Releases whatever reservation `task` holds (it started, finished or was cancelled).
+  // Idempotent.
+  void Forget(const Task& task, ClusterState& state);
+
+  // Recomputes GPU `gpu`'s projected finish (ClusterState::finish_ms) with this policy's
+  // contention model. The driver calls it after every change it makes to that GPU; Commit
+  // calls it for the GPUs it touches.
+  void OnGpuChanged(ClusterState& state, int gpu) const;
+
+ private:
+  const std::string name_;
+  const Options options_;
+  const std::shared_ptr<const LatencyOracle> oracle_;
+  std::vector<std::shared_ptr<PreFilterPlugin>> pre_filters_;
+  std::vector<std::shared_ptr<FilterPlugin>> filters_;
+  std::vector<std::pair<std::shared_ptr<ScorePlugin>, double>> scores_;
+  std::shared_ptr<SelectPlugin> select_;    // null: highest score
+  std::shared_ptr<ReservePlugin> reserve_;  // null: reservations not used
+  std::shared_ptr<BindPlugin> bind_;        // null: default_bind_
+  DefaultBind default_bind_;
+  std::vector<Candidate> candidates_;       // reused between cycles (no allocation per call)
+};
+
+}  // namespace hase::sched

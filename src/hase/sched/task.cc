@@ -1,0 +1,24 @@
+#include "hase/sched/task.h"
+
+#include <cctype>
+
+#include <fmt/format.h>
+
+namespace hase::sched {
+
+std::string ModelFamily(const std::string& model) {
+  std::string stem = model;
+  if (auto slash = stem.find_last_of('/'); slash != std::string::npos) stem = stem.substr(slash + 1);
+  std::string family;
+  for (char c : stem) {
+    if (!std::isalpha(static_cast<unsigned char>(c))) break;
+    family.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  }
+  return family.empty() ? "other" : family;
+}
+
+std::string ProfileKey(const Task& task) {
+  return fmt::format("{}|{}|{}", task.model, task.batch_size, task.input_size);
+}
+
+}  // namespace hase::sched

@@ -1,0 +1,34 @@
+// Task: one inference job waiting to be placed on a GPU.
+//
+// A task runs `num_batches` batches of `model` at `batch_size` × input_size × input_size on one
+// GPU. It arrives at `arrival_ms` (simulated or wall time, ms from the start of the workload).
+// `sched` never looks inside the model: runtime and memory come from a LatencyOracle.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace hase::sched {
+
+struct Task {
+  int id = 0;               // dense index in its workload (0..n-1); GPU states refer to it
+  std::string name;         // workload's name for it ("t17"); reports print it
+  std::string model;        // zoo name ("resnet50") or ONNX path
+  std::string family;       // model family ("resnet", "yolo", "vgg", …); colours the Gantt chart
+  int64_t batch_size = 1;   // samples per batch
+  int64_t input_size = 224; // square input side, pixels (H = W)
+  int64_t num_batches = 1;  // batches to run, >= 1
+  double arrival_ms = 0;    // when the task enters the queue, ms
+  int priority = 0;         // higher runs first among waiting tasks; ties by arrival then id
+  double memory_mib = 0;    // GPU memory the task needs, MiB; 0 = derive from the model
+                            // (the oracle's TaskProfile::memory_mib)
+};
+
+// "resnet50" → "resnet", "yolov8n" → "yolo", "mobilenet_v3_small" → "mobilenet",
+// "models/vgg16.onnx" → "vgg": the leading letters of the file stem; "other" if none.
+std::string ModelFamily(const std::string& model);
+
+// The part of a task its latency depends on: "model|batch|input". Oracles cache by it.
+std::string ProfileKey(const Task& task);
+
+}  // namespace hase::sched

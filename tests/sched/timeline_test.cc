@@ -1,0 +1,85 @@
+#include "hase/sched/timeline.h"
+
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "hase/sched/backfill.h"
+
+namespace hase::sched {
+namespace {
+
+GpuState TwoSaturatingTasks() {
+  GpuState g;
+  g.memory_mib = 1000;
+  g.max_tasks = 2;
+  g.running.push_back({1, 100, 1.0, 0, 10, 0, 0});
+  g.running.push_back({2, 100, 1.0, 0, 20, 0, 0});
+  return g;
+}
+
+// kappa = 1, demands 1: two tasks share the GPU evenly. Task 1 (10 ms of work) ends at 20;
+// task 2 then has 10 ms left alone and ends at 30.
+TEST(TimelineTest, ProcessorSharingByHand) {
+  const ContentionModel model{1.0};
+  const Timeline tl = PredictTimeline(TwoSaturatingTasks(), model, 0);
+  ASSERT_EQ(tl.entries.size(), 2u);
+  EXPECT_DOUBLE_EQ(tl.entries[0].end_ms, 20);
+  EXPECT_DOUBLE_EQ(tl.entries[1].end_ms, 30);
+  EXPECT_DOUBLE_EQ(tl.finish_ms, 30);
+}
+
+// A third task (10 ms alone) must wait for a slot (max_tasks 2): it starts at 20 beside task 2
+// (10 ms left); both run at half speed and end at 40.
+TEST(TimelineTest, ExtraTaskWaitsForSlot) {
+  const ContentionModel model{1.0};
+  ExtraTask x{3, 100, 1.0, 10, 0};
+  const Timeline tl = PredictTimeline(TwoSaturatingTasks(), model, 0, x);
+  ASSERT_TRUE(tl.extra);
+  EXPECT_DOUBLE_EQ(tl.extra->start_ms, 20);
+  EXPECT_DOUBLE_EQ(tl.extra->end_ms, 40);
+  EXPECT_DOUBLE_EQ(tl.entries[1].end_ms, 40);
+  EXPECT_DOUBLE_EQ(EarliestFitMs(TwoSaturatingTasks(), model, 0, 100), 20);
+}
+
+// Light tasks barely interfere: demand 0.2 each, kappa 1 → slowdown 1.2.
+TEST(TimelineTest, LightTasksBarelyInterfere) {
+  const ContentionModel model{1.0};
+  GpuState g;
+  g.memory_mib = 1000;
+  g.max_tasks = 4;
+  g.running.push_back({1, 100, 0.2, 0, 12, 0, 0});
+  g.running.push_back({2, 100, 0.2, 0, 12, 0, 0});
+  const Timeline tl = PredictTimeline(g, model, 0);
+  EXPECT_DOUBLE_EQ(tl.finish_ms, 14.4);
+}
+
+TEST(TimelineTest, NeverFittingTaskIsInfiniteNotAHang) {
+  const ContentionModel model{1.0};
+  ExtraTask x{3, 5000, 1.0, 10, 0};
+  const Timeline tl = PredictTimeline(TwoSaturatingTasks(), model, 0, x);
+  EXPECT_TRUE(std::isinf(tl.extra->start_ms));
+}
+
+// Reservation at t = 20 for a 950 MiB task: a 10 ms task may backfill only if the reserved
+// task can still start at 20.
+TEST(BackfillTest, AllowedOnlyWhenReservationKeeps) {
+  const ContentionModel model{1.0};
+  GpuState g;
+  g.memory_mib = 1000;
+  g.max_tasks = 4;
+  g.running.push_back({1, 100, 0.0, 0, 20, 0, 0});  // demand 0: no slowdown
+  g.reservation = Reservation{9, 20, 950, 1.0, 10, 0};
+  // 5 ms with demand 0: ends at 5 < 20 → allowed.
+  EXPECT_TRUE(BackfillAllowed(g, model, 0, ExtraTask{5, 500, 0.0, 5, 0}));
+  // 30 ms: holds 500 MiB past 20 → 500 + 950 > 1000 → not allowed.
+  EXPECT_FALSE(BackfillAllowed(g, model, 0, ExtraTask{6, 500, 0.0, 30, 0}));
+  // 30 ms but only 10 MiB: the reserved task still fits at 20 → allowed.
+  EXPECT_TRUE(BackfillAllowed(g, model, 0, ExtraTask{7, 0, 0.0, 30, 0}));
+  // 10 ms, demand 1 slows task 1 (demand 0 but slowed by the newcomer): 1 → ends later than
+  // 20 → not allowed.
+  EXPECT_FALSE(BackfillAllowed(g, model, 0, ExtraTask{8, 500, 1.0, 10, 0}));
+}
+
+}  // namespace
+}  // namespace hase::sched
