@@ -1,0 +1,97 @@
+// AnalyticEstimator: per-kernel roofline with per-family efficiencies, load contention and a
+// device-side floor. Defined for every catalog GPU without training data; the fallback behind
+// every learned estimator.
+//
+//   peak_flops  = profile peak for the precision and family (below), FLOP/s
+//   util        = min(1, output_elements / (sms × min_outputs_per_sm))   (small kernels cannot
+//                 fill the GPU; wave-quantisation approximation, Volkov 2010 / Habitat 2021)
+//   t_compute   = flops / (peak_flops × compute_eff[family] × util) × compute_slowdown(load)
+//   t_memory    = dram_bytes × bytes_scale / (dram_bw × memory_eff[family]) × memory_slowdown(load)
+//   device_ms   = max(t_compute, t_memory) + kernel_floor_us
+//
+// Peak per precision (from MicrobenchmarkProfile):
+//   fp32   → fp32_tflops
+//   fp16   → max(fp16_tflops, fp32_tflops)  (where FP16 math is slow, e.g. GP102/GP104, runtimes
+//            compute in FP32 on FP16 storage: "pseudo fp16", DeepBench)
+//   tensor → tensor_fp16_tflops × tensor_eff for conv and gemm (when the GPU has tensor cores),
+//            else as fp16; grouped/depthwise conv never uses tensor cores.
+// bytes_scale = 1 for fp32, 0.5 for fp16/tensor (an fp32 graph run with FP16 tensors moves half
+// the bytes).
+//
+// Load contention (LoadSnapshot, DCGM terms; docs/predictor.md):
+//   compute_slowdown = 1 / max(0.1, 1 − sm_contention × EffectiveSmActive())
+//   memory_slowdown  = 1 / max(0.1, 1 − dram_contention × EffectiveDramActive())
+// With the default contention 0.5, a background that keeps the SMs busy all the time leaves
+// half of them to us (time-slicing between two busy contexts), and a background at 40 %
+// DRAM_ACTIVE slows memory-bound kernels by 1 / (1 − 0.2) = 1.25×.
+//
+// The efficiency defaults are calibrated (docs/predictor.md says on what data and how).
+#pragma once
+
+#include <array>
+#include <string>
+
+#include "hase/predict/kernel_latency_estimator.h"
+
+namespace hase {
+
+constexpr int kNumKernelFamilies = 8;  // KernelFamily values kConv … kOther
+
+struct AnalyticParams {
+  // Fraction of the profile's compute peak a kernel of each family reaches (index =
+  // static_cast<int>(KernelFamily)). Conv > 1 is possible: Winograd/FFT do fewer FLOPs than the
+  // direct convolution the cost model counts (PITFALLS 4).
+  std::array<double, kNumKernelFamilies> compute_eff = {
+      /*conv*/ 0.80, /*grouped_conv*/ 0.15, /*gemm*/ 0.80, /*elementwise*/ 0.50,
+      /*pooling*/ 0.50, /*normalization*/ 0.30, /*data_movement*/ 0.50, /*other*/ 0.30};
+  // Fraction of the profile's DRAM bandwidth each family reaches.
+  std::array<double, kNumKernelFamilies> memory_eff = {
+      /*conv*/ 0.70, /*grouped_conv*/ 0.60, /*gemm*/ 0.80, /*elementwise*/ 0.85,
+      /*pooling*/ 0.75, /*normalization*/ 0.70, /*data_movement*/ 0.65, /*other*/ 0.50};
+  // Extra factor on the tensor-core peak for conv/gemm under Precision::kTensor (NCHW layout
+  // transposes, epilogues, tile quantisation).
+  double tensor_eff = 0.60;
+  // Output elements per SM needed to reach full compute utilisation.
+  double min_outputs_per_sm = 4096;
+  // Device-side fixed cost of any kernel (launch latency on the GPU, ramp-up, tail), µs.
+  double kernel_floor_us = 2.0;
+  // Load contention coefficients (see the file comment), 0–1.
+  double sm_contention = 0.5;
+  double dram_contention = 0.5;
+  // Host-side per-kernel cost the runtime adds on top of the CUDA launch, µs (ORT CUDA EP /
+  // framework dispatch; PITFALLS 3: a 20–50 µs floor in framework timings includes both).
+  double runtime_dispatch_us = 5.0;
+  // Per-batch synchronisation + runtime bookkeeping, µs.
+  double sync_us = 20.0;
+};
+
+// Parameter set used by default (`hase predict`, PredictModel without an estimator).
+AnalyticParams DefaultAnalyticParams();
+
+class AnalyticEstimator final : public KernelLatencyEstimator {
+ public:
+  explicit AnalyticEstimator(AnalyticParams params = DefaultAnalyticParams())
+      : params_(params) {}
+
+  std::string Name() const override { return "analytic"; }
+  // Never returns Unsupported: every kernel gets an estimate. Errors: InvalidArgument for
+  // negative FLOPs or bytes, or a profile without DRAM bandwidth / FP32 peak.
+  Result<KernelEstimate> Estimate(const Kernel& kernel,
+                                  const ExecutionContext& ctx) const override;
+
+  // The two roofline terms before max() and the floor, ms (for tests and features).
+  struct Terms {
+    double compute_ms = 0;
+    double memory_ms = 0;
+    double peak_tflops = 0;   // peak used for the compute term (before family efficiency)
+    double utilisation = 1;   // the util factor
+  };
+  Result<Terms> RooflineTerms(const Kernel& kernel, const ExecutionContext& ctx) const;
+
+  const AnalyticParams& params() const { return params_; }
+
+ private:
+  const AnalyticParams params_;
+};
+
+}  // namespace hase
