@@ -164,8 +164,9 @@ def strip_weights(m, name, keep_bytes):
 
 
 def count_costs(m):
-    """Returns (parameters, MACs at batch 1) of an ONNX model: parameters = elements of float
-    initializers consumed by Conv/Gemm/MatMul/BatchNormalization/Add/Mul (i.e. learned tensors),
+    """Returns (parameters, MACs at batch 1) of an ONNX model: parameters = elements of the
+    initializers consumed by Conv/Gemm/MatMul and of BatchNormalization's scale and bias (not its
+    running statistics, as torch counts them),
     MACs = Conv (N*Cout*Hout*Wout * Cin/groups*kh*kw) + Gemm/MatMul (M*N*K)."""
     g = shape_inference.infer_shapes(m).graph
     dims = {}
@@ -177,8 +178,10 @@ def count_costs(m):
     learned = set()
     macs = 0
     for n in g.node:
-        if n.op_type in ("Conv", "Gemm", "MatMul", "BatchNormalization"):
+        if n.op_type in ("Conv", "Gemm", "MatMul"):
             learned.update(i for i in n.input if i in inits)
+        elif n.op_type == "BatchNormalization":
+            learned.update(i for i in n.input[1:3] if i in inits)
         if n.op_type == "Conv":
             w = dims[n.input[1]]
             out = dims[n.output[0]]
@@ -205,6 +208,8 @@ def main():
     ap.add_argument("--keep-bytes", type=int, default=KEEP_BYTES,
                     help="weight-free mode: initializers up to this size stay embedded")
     ap.add_argument("--list", action="store_true", help="print the model names and exit")
+    ap.add_argument("--stats", action="store_true",
+                    help="only print parameters and MACs of the existing files in --out")
     args = ap.parse_args()
     if args.list:
         print("\n".join(ZOO))
@@ -216,6 +221,18 @@ def main():
     out = args.out or os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "models")
     os.makedirs(out, exist_ok=True)
     torch.set_num_threads(1)
+
+    if args.stats:
+        print(f"{'model':20} {'params M':>9} {'pub':>7} {'MACs G':>8} {'pub':>7} {'nodes':>5} {'BN':>3} {'KB':>6}")
+        for name in names:
+            path = os.path.join(out, f"{name}.onnx")
+            m = onnx.load(path, load_external_data=False)
+            params, macs = count_costs(m)
+            bn = sum(1 for n in m.graph.node if n.op_type == "BatchNormalization")
+            _, _, pub_params, pub_macs, _ = ZOO[name]
+            print(f"{name:20} {params / 1e6:9.3f} {pub_params:7.2f} {macs / 1e9:8.3f} {pub_macs:7.3f} "
+                  f"{len(m.graph.node):5d} {bn:3d} {os.path.getsize(path) / 1024:6.1f}")
+        return 0
 
     print(f"{'model':20} {'params M':>9} {'(torch)':>8} {'pub':>7} {'MACs G':>8} {'pub':>7} "
           f"{'ops':>5} {'BN':>3} {'stripped':>8} {'file KB':>8} {'s':>5}")
