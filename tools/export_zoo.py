@@ -202,7 +202,8 @@ def count_costs(m):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("names", nargs="*", help="models to export (default: all)")
-    ap.add_argument("--out", default=None, help="output folder (default: models/ next to tools/)")
+    ap.add_argument("--out", default=None,
+                    help="output folder (default: models/, or models/full/ with --full-weights)")
     ap.add_argument("--full-weights", action="store_true",
                     help="embed real-size random weights instead of stripping them")
     ap.add_argument("--keep-bytes", type=int, default=KEEP_BYTES,
@@ -218,7 +219,12 @@ def main():
     unknown = [n for n in names if n not in ZOO]
     if unknown:
         ap.error(f"unknown model(s) {unknown}; known: {', '.join(ZOO)}")
-    out = args.out or os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "models")
+    models_dir = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "models")
+    # Full-weight files must never replace the committed weight-free ones: default models/full/
+    # (gitignored).
+    out = args.out or (os.path.join(models_dir, "full") if args.full_weights else models_dir)
+    if args.full_weights and not args.stats and os.path.abspath(out) == models_dir:
+        ap.error("--full-weights would overwrite the weight-free models/*.onnx: choose another --out")
     os.makedirs(out, exist_ok=True)
     torch.set_num_threads(1)
 
