@@ -96,6 +96,9 @@ struct KernelList {
   std::vector<TensorInfo> graph_inputs;
   std::vector<TensorInfo> graph_outputs;
   std::vector<Kernel> kernels;
+  // Notes for people (unknown ops estimated conservatively, fixed dims overridden). Added by
+  // the graph issue; empty when nothing was guessed.
+  std::vector<std::string> warnings;
 
   double total_macs() const;
   double total_flops() const;

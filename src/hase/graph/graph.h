@@ -1,0 +1,145 @@
+// Graph: hase's in-memory model graph (nodes, tensors, initializer metadata), the IR that fusion
+// rules rewrite.
+//
+// A Graph is built by LoadOnnxGraph (onnx_loader.h) after ONNX shape inference, so every value
+// normally carries a dtype and a shape. Initializers are metadata only (name, dims, dtype); the
+// values of small ones (≤ kMaxConstantElements: Clip bounds, Reshape shapes, Resize scales) are
+// kept in Value::constant because fusion decisions depend on them. Weight bytes are never held.
+//
+// Nodes are stored in the file's (topological) order and never move: NodeId is a stable index.
+// A removed node stays in nodes() with removed == true, so ids held by callers stay valid.
+// Inputs/outputs of a node change only through SetInputs/SetOutputs/RemoveNode, which keep the
+// producer/consumer index consistent.
+//
+// Thread-safety: none; a Graph is owned by one thread at a time. Copying is deleted (a graph has
+// identity while rules rewrite it); Clone() makes an explicit copy.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace hase::graph {
+
+using NodeId = int32_t;
+constexpr NodeId kNoNode = -1;
+
+// Initializers with at most this many elements keep their values (as doubles) when the file
+// holds them: enough for Reshape shapes, Clip bounds, Resize scales, Pad/Slice parameters.
+constexpr int64_t kMaxConstantElements = 256;
+
+// One node attribute. ONNX's INT/INTS become `ints`, FLOAT/FLOATS `floats`, STRING `s`.
+struct Attribute {
+  enum class Kind { kInt, kInts, kFloat, kFloats, kString, kOther };
+  Kind kind = Kind::kOther;
+  std::vector<int64_t> ints;
+  std::vector<float> floats;
+  std::string s;
+
+  static Attribute Int(int64_t v) { Attribute a; a.kind = Kind::kInt; a.ints = {v}; return a; }
+  static Attribute Str(std::string v) { Attribute a; a.kind = Kind::kString; a.s = std::move(v); return a; }
+};
+
+// A tensor: graph input, initializer, or any node output.
+struct Value {
+  std::string name;
+  int32_t elem_type = 0;          // ONNX TensorProto.DataType (1 float, 7 int64, 10 float16, …)
+  bool has_shape = false;         // rank known
+  std::vector<int64_t> shape;     // dims; -1 where a dim is unknown (only if has_shape)
+  bool is_initializer = false;    // constant: an initializer or a folded Constant node
+  std::optional<std::vector<double>> constant;  // values, when small and present in the file
+
+  // True when the rank and every dim are known.
+  bool shape_known() const;
+  // Product of dims; -1 unless shape_known().
+  int64_t elements() const;
+};
+
+struct Node {
+  std::string name;     // ONNX node name (made unique by the loader: "<op_type>_<index>" if empty)
+  std::string op_type;  // "Conv", or after fusion "FusedConv", "FusedGemm", "QuickGelu", …
+  std::string domain;   // "" for ai.onnx; "com.microsoft" for ORT contrib ops made by fusion
+  std::vector<std::string> inputs;   // value names; "" = omitted optional input
+  std::vector<std::string> outputs;  // value names; "" = omitted optional output
+  std::map<std::string, Attribute> attributes;
+  std::vector<std::string> fused_ops;     // ops fused in after the anchor: {"Add", "Relu"}
+  std::vector<std::string> source_nodes;  // ONNX node names merged into this node (itself first)
+  bool removed = false;
+
+  // Integer attribute `key`, or `fallback` when absent.
+  int64_t IntAttr(const std::string& key, int64_t fallback) const;
+  // Integer-list attribute `key`, or empty when absent.
+  std::vector<int64_t> IntsAttr(const std::string& key) const;
+};
+
+class Graph {
+ public:
+  Graph() = default;
+  Graph(Graph&&) = default;
+  Graph& operator=(Graph&&) = default;
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+  Graph Clone() const;
+
+  // ---- built by the loader ----
+  // Adds a node (inputs/outputs indexed) and returns its id.
+  NodeId AddNode(Node node);
+  // Adds or replaces the value `v.name`.
+  void SetValue(Value v);
+  void set_name(std::string n) { name_ = std::move(n); }
+  void set_inputs(std::vector<std::string> v) { inputs_ = std::move(v); }
+  void set_outputs(std::vector<std::string> v) { outputs_ = std::move(v); }
+  void set_opset_imports(std::map<std::string, int64_t> m) { opset_imports_ = std::move(m); }
+
+  // ---- queries ----
+  const std::string& name() const { return name_; }
+  const std::vector<Node>& nodes() const { return nodes_; }
+  const Node& node(NodeId id) const { return nodes_.at(id); }
+  // Graph inputs that are not initializers (the data the model is fed), in file order.
+  const std::vector<std::string>& inputs() const { return inputs_; }
+  const std::vector<std::string>& outputs() const { return outputs_; }
+  // Opset per domain ("" = ai.onnx); 0 when the domain is not imported.
+  int64_t opset(const std::string& domain = "") const;
+  // The value `name`, or nullptr. The pointer is valid until the next SetValue.
+  const Value* FindValue(const std::string& name) const;
+  // Live node writing `name`, or kNoNode (graph input, initializer, unknown).
+  NodeId Producer(const std::string& name) const;
+  // Live nodes reading `name` (each once, in id order).
+  std::vector<NodeId> Consumers(const std::string& name) const;
+  bool IsGraphOutput(const std::string& name) const;
+  // True when `name` is an initializer (or folded Constant).
+  bool IsConstant(const std::string& name) const;
+  // Number of live nodes.
+  int LiveNodeCount() const;
+
+  // ---- rewriting (fusion rules) ----
+  // Op type, domain, attributes, fused_ops, source_nodes may be edited in place; inputs and
+  // outputs only via SetInputs/SetOutputs so the index stays right.
+  Node& mutable_node(NodeId id) { return nodes_.at(id); }
+  void SetInputs(NodeId id, std::vector<std::string> inputs);
+  void SetOutputs(NodeId id, std::vector<std::string> outputs);
+  // Marks `id` removed and drops it from the index. Its output values stay in the value table.
+  void RemoveNode(NodeId id);
+  // Every live node reading `from` reads `to` instead.
+  void ReplaceUses(const std::string& from, const std::string& to);
+  // Graph output `from` is renamed `to` (used when an eliminated node wrote a graph output).
+  void RenameGraphOutput(const std::string& from, const std::string& to);
+
+ private:
+  void Index(NodeId id);
+  void Unindex(NodeId id);
+
+  std::string name_;
+  std::vector<Node> nodes_;
+  std::unordered_map<std::string, Value> values_;
+  std::vector<std::string> inputs_;
+  std::vector<std::string> outputs_;
+  std::map<std::string, int64_t> opset_imports_;
+  std::unordered_map<std::string, NodeId> producer_;
+  std::unordered_map<std::string, std::vector<NodeId>> consumers_;
+};
+
+}  // namespace hase::graph

@@ -1,0 +1,454 @@
+#include "hase/graph/onnx_loader.h"
+
+#include <cstring>
+#include <exception>
+#include <optional>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <onnx/defs/schema.h>
+#include <onnx/shape_inference/implementation.h>
+
+namespace hase::graph {
+namespace {
+
+// The one adapter between libonnx's exceptions and Status.
+template <typename Fn>
+Status CallOnnx(const std::string& what, const std::string& where, Fn&& fn) {
+  try {
+    fn();
+    return Status::OK();
+  } catch (const std::exception& e) {
+    return Status::InvalidArgument(what + ": " + e.what(), where);
+  }
+}
+
+float HalfToFloat(uint16_t h) {
+  const uint32_t sign = (h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1f;
+  uint32_t mant = h & 0x3ff;
+  uint32_t bits;
+  if (exp == 0) {
+    if (mant == 0) {
+      bits = sign;
+    } else {  // subnormal
+      exp = 127 - 15 + 1;
+      while ((mant & 0x400) == 0) { mant <<= 1; --exp; }
+      bits = sign | (exp << 23) | ((mant & 0x3ff) << 13);
+    }
+  } else if (exp == 31) {
+    bits = sign | 0x7f800000u | (mant << 13);
+  } else {
+    bits = sign | ((exp - 15 + 127) << 23) | (mant << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+template <typename T>
+std::vector<double> FromRaw(const std::string& raw) {
+  std::vector<double> out(raw.size() / sizeof(T));
+  for (size_t i = 0; i < out.size(); ++i) {
+    T v;
+    std::memcpy(&v, raw.data() + i * sizeof(T), sizeof(T));
+    out[i] = static_cast<double>(v);
+  }
+  return out;
+}
+
+// Values of a tensor whose data is in the proto; nullopt when absent (stripped, external) or of
+// a type we do not read.
+std::optional<std::vector<double>> TensorValues(const onnx::TensorProto& t) {
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) return std::nullopt;
+  int64_t n = 1;
+  for (int64_t d : t.dims()) n *= d;
+  if (n > kMaxConstantElements) return std::nullopt;
+  std::vector<double> v;
+  using TP = onnx::TensorProto;
+  if (t.has_raw_data()) {
+    const std::string& r = t.raw_data();
+    switch (t.data_type()) {
+      case TP::FLOAT: v = FromRaw<float>(r); break;
+      case TP::DOUBLE: v = FromRaw<double>(r); break;
+      case TP::INT64: v = FromRaw<int64_t>(r); break;
+      case TP::INT32: v = FromRaw<int32_t>(r); break;
+      case TP::INT16: v = FromRaw<int16_t>(r); break;
+      case TP::INT8: v = FromRaw<int8_t>(r); break;
+      case TP::UINT8: case TP::BOOL: v = FromRaw<uint8_t>(r); break;
+      case TP::UINT16: v = FromRaw<uint16_t>(r); break;
+      case TP::UINT32: v = FromRaw<uint32_t>(r); break;
+      case TP::UINT64: v = FromRaw<uint64_t>(r); break;
+      case TP::FLOAT16: {
+        for (double h : FromRaw<uint16_t>(r)) v.push_back(HalfToFloat(static_cast<uint16_t>(h)));
+        break;
+      }
+      default: return std::nullopt;
+    }
+  } else if (t.float_data_size() > 0) {
+    v.assign(t.float_data().begin(), t.float_data().end());
+  } else if (t.int64_data_size() > 0) {
+    v.assign(t.int64_data().begin(), t.int64_data().end());
+  } else if (t.double_data_size() > 0) {
+    v.assign(t.double_data().begin(), t.double_data().end());
+  } else if (t.uint64_data_size() > 0) {
+    v.assign(t.uint64_data().begin(), t.uint64_data().end());
+  } else if (t.int32_data_size() > 0) {
+    if (t.data_type() == TP::FLOAT16) {
+      for (int32_t h : t.int32_data()) v.push_back(HalfToFloat(static_cast<uint16_t>(h)));
+    } else {
+      v.assign(t.int32_data().begin(), t.int32_data().end());
+    }
+  } else if (n != 0) {
+    return std::nullopt;
+  }
+  if (static_cast<int64_t>(v.size()) != n) return std::nullopt;
+  return v;
+}
+
+Value ValueFromTensor(const std::string& name, const onnx::TensorProto& t) {
+  Value v;
+  v.name = name;
+  v.elem_type = t.data_type();
+  v.has_shape = true;
+  v.shape.assign(t.dims().begin(), t.dims().end());
+  v.is_initializer = true;
+  v.constant = TensorValues(t);
+  return v;
+}
+
+Value ValueFromInfo(const onnx::ValueInfoProto& vi) {
+  Value v;
+  v.name = vi.name();
+  if (!vi.type().has_tensor_type()) return v;
+  const auto& tt = vi.type().tensor_type();
+  v.elem_type = tt.elem_type();
+  if (tt.has_shape()) {
+    v.has_shape = true;
+    for (const auto& d : tt.shape().dim()) {
+      v.shape.push_back(d.has_dim_value() && d.dim_value() >= 0 ? d.dim_value() : -1);
+    }
+  }
+  return v;
+}
+
+// Constant node → initializer value (ONNX Runtime does the same when it loads a graph).
+std::optional<Value> ValueFromConstant(const onnx::NodeProto& n) {
+  if (n.output_size() != 1) return std::nullopt;
+  for (const auto& a : n.attribute()) {
+    Value v;
+    v.name = n.output(0);
+    v.is_initializer = true;
+    v.has_shape = true;
+    if (a.name() == "value" && a.has_t()) return ValueFromTensor(n.output(0), a.t());
+    if (a.name() == "value_float") { v.elem_type = 1; v.constant = std::vector<double>{a.f()}; return v; }
+    if (a.name() == "value_int") { v.elem_type = 7; v.constant = std::vector<double>{double(a.i())}; return v; }
+    if (a.name() == "value_floats") {
+      v.elem_type = 1; v.shape = {a.floats_size()};
+      v.constant = std::vector<double>(a.floats().begin(), a.floats().end());
+      return v;
+    }
+    if (a.name() == "value_ints") {
+      v.elem_type = 7; v.shape = {a.ints_size()};
+      v.constant = std::vector<double>(a.ints().begin(), a.ints().end());
+      return v;
+    }
+  }
+  return std::nullopt;
+}
+
+Attribute AttributeFromProto(const onnx::AttributeProto& a) {
+  Attribute out;
+  using AP = onnx::AttributeProto;
+  switch (a.type()) {
+    case AP::INT: out.kind = Attribute::Kind::kInt; out.ints = {a.i()}; break;
+    case AP::INTS: out.kind = Attribute::Kind::kInts; out.ints.assign(a.ints().begin(), a.ints().end()); break;
+    case AP::FLOAT: out.kind = Attribute::Kind::kFloat; out.floats = {a.f()}; break;
+    case AP::FLOATS: out.kind = Attribute::Kind::kFloats; out.floats.assign(a.floats().begin(), a.floats().end()); break;
+    case AP::STRING: out.kind = Attribute::Kind::kString; out.s = a.s(); break;
+    default: out.kind = Attribute::Kind::kOther; break;
+  }
+  return out;
+}
+
+std::string DomainOf(const onnx::NodeProto& n) {
+  return n.domain() == "ai.onnx" ? std::string() : n.domain();
+}
+
+bool HasSchema(const onnx::NodeProto& n, const std::unordered_map<std::string, int>& opsets) {
+  const std::string d = DomainOf(n);
+  auto it = opsets.find(d);
+  const int version = it == opsets.end() ? 1 : it->second;
+  return onnx::OpSchemaRegistry::Schema(n.op_type(), version, d) != nullptr;
+}
+
+std::string DimsText(const std::vector<int64_t>& dims) {
+  std::string s;
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "x" : "") + std::to_string(dims[i]);
+  return s;
+}
+
+// Binds graph inputs' dims per `options`; fails when a dim stays dynamic.
+Status BindInputs(onnx::GraphProto* g, const LoadOptions& options,
+                  std::vector<std::string>* warnings) {
+  std::unordered_set<std::string> inits;
+  for (const auto& t : g->initializer()) inits.insert(t.name());
+  bool first = true;
+  for (auto& in : *g->mutable_input()) {
+    if (inits.count(in.name())) continue;
+    const bool is_first = first;
+    first = false;
+    if (!in.type().has_tensor_type()) {
+      return Status::Unsupported("graph input '" + in.name() + "' is not a tensor");
+    }
+    auto* tt = in.mutable_type()->mutable_tensor_type();
+    if (!tt->has_shape() && !(is_first && !options.input_shape.empty())) {
+      return Status::InvalidArgument("graph input '" + in.name() + "' has no shape (unknown rank)",
+                                     "", "pass its full shape with --input-shape, e.g. 1x3x224x224");
+    }
+    auto* shape = tt->mutable_shape();
+    const int rank = shape->dim_size();
+    std::vector<std::optional<int64_t>> want(rank);
+    if (options.batch > 0 && rank > 0) want[0] = options.batch;
+    if (is_first && !options.input_shape.empty()) {
+      const auto& s = options.input_shape;
+      if (rank == 0) {
+        for (size_t i = 0; i < s.size(); ++i) shape->add_dim();
+        want.assign(s.begin(), s.end());
+      } else if (static_cast<int>(s.size()) == rank) {
+        want.assign(s.begin(), s.end());
+      } else if (static_cast<int>(s.size()) == rank - 1) {
+        for (int i = 1; i < rank; ++i) want[i] = s[i - 1];
+      } else {
+        return Status::InvalidArgument(
+            "--input-shape " + DimsText(s) + " has " + std::to_string(s.size()) +
+                " dims but graph input '" + in.name() + "' has rank " + std::to_string(rank),
+            "", "give the " + std::to_string(rank - 1) + " dims after the batch, e.g. 3x224x224");
+      }
+    }
+    for (int i = 0; i < shape->dim_size(); ++i) {
+      auto* d = shape->mutable_dim(i);
+      if (i < static_cast<int>(want.size()) && want[i]) {
+        if (*want[i] <= 0) {
+          return Status::InvalidArgument("dims must be positive, got " + std::to_string(*want[i]),
+                                         "graph input '" + in.name() + "'");
+        }
+        if (d->has_dim_value() && d->dim_value() != *want[i]) {
+          warnings->push_back("graph input '" + in.name() + "' dim " + std::to_string(i) +
+                              " is fixed to " + std::to_string(d->dim_value()) +
+                              " in the model; overridden with " + std::to_string(*want[i]));
+        }
+        d->clear_dim_param();
+        d->set_dim_value(*want[i]);
+      }
+      if (!d->has_dim_value() || d->dim_value() <= 0) {
+        const std::string sym = d->has_dim_param() ? " ('" + d->dim_param() + "')" : "";
+        return Status::InvalidArgument(
+            "dynamic dim " + std::to_string(i) + sym + " of graph input '" + in.name() +
+                "' is not bound",
+            "", i == 0 ? "pass --batch N" : "pass --input-shape with the dims after the batch, e.g. 3x640x640");
+      }
+    }
+  }
+  return Status::OK();
+}
+
+bool HasKnownShape(const onnx::ValueInfoProto& vi) {
+  if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) return false;
+  for (const auto& d : vi.type().tensor_type().shape().dim()) {
+    if (!d.has_dim_value()) return false;
+  }
+  return true;
+}
+
+// Runs shape inference; for ops without a schema, guesses output 0 = input 0 and re-runs.
+Status InferAll(onnx::ModelProto* model, const std::string& path,
+                std::vector<std::string>* warnings, std::vector<std::string>* unknown_nodes) {
+  std::unordered_map<std::string, int> opsets;
+  for (const auto& o : model->opset_import()) {
+    opsets[o.domain() == "ai.onnx" ? "" : o.domain()] = static_cast<int>(o.version());
+  }
+  std::set<int> unknown;
+  const auto& nodes = model->graph().node();
+  for (int i = 0; i < nodes.size(); ++i) {
+    if (!HasSchema(nodes[i], opsets)) {
+      unknown.insert(i);
+      const std::string nm = nodes[i].name().empty() ? "#" + std::to_string(i) : nodes[i].name();
+      unknown_nodes->push_back(nm);
+      warnings->push_back("unknown op '" + nodes[i].op_type() + "'" +
+                          (nodes[i].domain().empty() ? "" : " (domain '" + nodes[i].domain() + "')") +
+                          " at node '" + nm +
+                          "': output shape taken from its first input, cost estimated "
+                          "conservatively (all inputs read, outputs written, 1 FLOP per element)");
+    }
+  }
+  onnx::ShapeInferenceOptions opts(/*check_type=*/false, /*error_mode=*/1,
+                                   /*enable_data_propagation=*/true);
+  std::set<int> guessed;
+  for (size_t pass = 0; pass <= unknown.size(); ++pass) {
+    HASE_RETURN_IF_ERROR(CallOnnx("ONNX shape inference failed", path, [&] {
+      onnx::shape_inference::InferShapes(*model, onnx::OpSchemaRegistry::Instance(), opts);
+    }));
+    if (unknown.size() == guessed.size()) break;
+    std::unordered_map<std::string, const onnx::ValueInfoProto*> known;
+    const auto& g = model->graph();
+    for (const auto& vi : g.input()) known[vi.name()] = &vi;
+    for (const auto& vi : g.value_info()) known[vi.name()] = &vi;
+    for (const auto& vi : g.output()) known[vi.name()] = &vi;
+    bool progress = false;
+    for (int i : unknown) {
+      if (guessed.count(i)) continue;
+      const auto& n = g.node(i);
+      if (n.input_size() == 0 || n.output_size() == 0) { guessed.insert(i); continue; }
+      auto in = known.find(n.input(0));
+      if (in == known.end() || !HasKnownShape(*in->second)) continue;
+      auto out = known.find(n.output(0));
+      if (out == known.end() || !HasKnownShape(*out->second)) {
+        onnx::ValueInfoProto vi = *in->second;
+        vi.set_name(n.output(0));
+        bool replaced = false;
+        for (auto& o : *model->mutable_graph()->mutable_output()) {
+          if (o.name() == vi.name()) { o = vi; replaced = true; }
+        }
+        if (!replaced) *model->mutable_graph()->add_value_info() = vi;
+      }
+      guessed.insert(i);
+      progress = true;
+    }
+    if (!progress) break;
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<std::vector<int64_t>> ParseShape(const std::string& text) {
+  std::vector<int64_t> dims;
+  std::string cur;
+  auto flush = [&]() -> bool {
+    if (cur.empty()) return false;
+    size_t used = 0;
+    long long v = 0;
+    try { v = std::stoll(cur, &used); } catch (...) { return false; }
+    if (used != cur.size() || v <= 0) return false;
+    dims.push_back(v);
+    cur.clear();
+    return true;
+  };
+  for (char c : text) {
+    if (c == 'x' || c == 'X' || c == ',') {
+      if (!flush()) break;
+    } else {
+      cur.push_back(c);
+    }
+  }
+  if (!flush() || dims.empty()) {
+    return Status::InvalidArgument("bad shape '" + text + "'", "--input-shape",
+                                   "write positive dims separated by 'x', e.g. 3x640x640");
+  }
+  return dims;
+}
+
+Result<LoadedGraph> LoadOnnxGraph(const std::string& path, const LoadOptions& options) {
+  LoadedGraph out;
+  HASE_ASSIGN_OR_RETURN(onnx::ModelProto model, ReadModelProto(path, &out.read_stats));
+
+  int64_t opset = 0;
+  for (const auto& o : model.opset_import()) {
+    if (o.domain().empty() || o.domain() == "ai.onnx") opset = o.version();
+  }
+  if (opset == 0) {
+    return Status::Unsupported("the model imports no ai.onnx opset", path,
+                               "re-export it with an ai.onnx opset between 7 and 17");
+  }
+  if (opset < kMinOpset || opset > kMaxOpset) {
+    return Status::Unsupported("ai.onnx opset " + std::to_string(opset) + " is outside 7–17",
+                               path, "convert the model with onnx.version_converter to opset 13–17");
+  }
+
+  onnx::GraphProto* g = model.mutable_graph();
+  {
+    Status s = BindInputs(g, options, &out.warnings);
+    if (!s.ok()) return s.WithContext(path);
+  }
+  g->clear_value_info();
+  for (auto& o : *g->mutable_output()) {
+    if (o.type().has_tensor_type()) o.mutable_type()->mutable_tensor_type()->clear_shape();
+  }
+  std::vector<std::string> unknown_nodes;
+  HASE_RETURN_IF_ERROR(InferAll(&model, path, &out.warnings, &unknown_nodes));
+
+  // Build the Graph.
+  Graph& graph = out.graph;
+  graph.set_name(g->name());
+  std::map<std::string, int64_t> opsets;
+  for (const auto& o : model.opset_import()) {
+    opsets[o.domain() == "ai.onnx" ? "" : o.domain()] = o.version();
+  }
+  graph.set_opset_imports(opsets);
+  std::unordered_set<std::string> init_names;
+  for (const auto& vi : g->value_info()) graph.SetValue(ValueFromInfo(vi));
+  for (const auto& vi : g->output()) graph.SetValue(ValueFromInfo(vi));
+  for (const auto& vi : g->input()) graph.SetValue(ValueFromInfo(vi));
+  for (const auto& t : g->initializer()) {
+    graph.SetValue(ValueFromTensor(t.name(), t));
+    init_names.insert(t.name());
+  }
+  std::vector<std::string> inputs, outputs;
+  for (const auto& vi : g->input()) {
+    if (!init_names.count(vi.name())) inputs.push_back(vi.name());
+  }
+  for (const auto& vi : g->output()) outputs.push_back(vi.name());
+  graph.set_inputs(std::move(inputs));
+  graph.set_outputs(std::move(outputs));
+
+  std::unordered_set<std::string> used_names;
+  for (int i = 0; i < g->node_size(); ++i) {
+    const onnx::NodeProto& np = g->node(i);
+    if (np.op_type() == "Constant" && DomainOf(np).empty()) {
+      if (auto v = ValueFromConstant(np)) {
+        if (const Value* inferred = graph.FindValue(v->name); inferred && inferred->has_shape) {
+          v->shape = inferred->shape;
+        }
+        graph.SetValue(std::move(*v));
+        continue;
+      }
+    }
+    Node n;
+    n.name = np.name();
+    if (n.name.empty() || used_names.count(n.name)) n.name = np.op_type() + "_" + std::to_string(i);
+    used_names.insert(n.name);
+    n.op_type = np.op_type();
+    n.domain = DomainOf(np);
+    n.inputs.assign(np.input().begin(), np.input().end());
+    n.outputs.assign(np.output().begin(), np.output().end());
+    for (const auto& a : np.attribute()) n.attributes[a.name()] = AttributeFromProto(a);
+    graph.AddNode(std::move(n));
+  }
+  out.unknown_op_nodes = std::move(unknown_nodes);
+
+  if (options.require_shapes) {
+    for (const Node& n : graph.nodes()) {
+      auto check = [&](const std::string& name) -> Status {
+        if (name.empty()) return Status::OK();
+        const Value* v = graph.FindValue(name);
+        if (v != nullptr && v->shape_known()) return Status::OK();
+        return Status::InvalidArgument(
+            "shape of tensor '" + name + "' is unknown after shape inference",
+            path + ": node '" + n.name + "' (" + n.op_type + ")",
+            "bind dynamic dims with --batch / --input-shape, or export the model with static "
+            "shapes (e.g. onnxsim)");
+      };
+      for (const auto& in : n.inputs) HASE_RETURN_IF_ERROR(check(in));
+      for (const auto& o : n.outputs) {
+        if (!o.empty() && (graph.IsGraphOutput(o) || !graph.Consumers(o).empty())) {
+          HASE_RETURN_IF_ERROR(check(o));
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace hase::graph

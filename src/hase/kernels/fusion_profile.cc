@@ -1,0 +1,82 @@
+#include "hase/kernels/fusion_profile.h"
+
+#include <algorithm>
+
+#include "hase/kernels/rules/constant_folding.h"
+#include "hase/kernels/rules/conv_activation_fusion.h"
+#include "hase/kernels/rules/conv_add_fusion.h"
+#include "hase/kernels/rules/conv_bn_fold.h"
+#include "hase/kernels/rules/dropout_elimination.h"
+#include "hase/kernels/rules/gemm_activation_fusion.h"
+#include "hase/kernels/rules/identity_elimination.h"
+#include "hase/kernels/rules/mat_mul_add_fusion.h"
+#include "hase/kernels/rules/quick_gelu_fusion.h"
+
+namespace hase::kernels {
+namespace {
+
+// Level 1 ("basic"): standard ops only, every provider.
+void AddBasicRules(RuleList* r) {
+  r->push_back(std::make_unique<rules::ConstantFolding>());  // first: Identity(initializer) etc.
+  r->push_back(std::make_unique<rules::IdentityElimination>());
+  r->push_back(std::make_unique<rules::DropoutElimination>());
+  r->push_back(std::make_unique<rules::ConvAddFusion>());  // before ConvBnFold, as in ORT
+  r->push_back(std::make_unique<rules::ConvBnFold>());
+  r->push_back(std::make_unique<rules::MatMulAddFusion>());
+}
+
+}  // namespace
+
+std::vector<std::string> FusionProfileNames() { return {"ort-cuda", "ort-cpu", "none"}; }
+
+Result<RuleList> MakeFusionProfile(const std::string& profile,
+                                   const std::vector<std::string>& disabled) {
+  RuleList r;
+  if (profile == "ort-cuda") {
+    AddBasicRules(&r);
+    // Level 2 ("extended"), CUDA provider set.
+    r.push_back(std::make_unique<rules::ConvActivationFusion>(rules::ConvActivationFusion::Cuda()));
+    r.push_back(std::make_unique<rules::QuickGeluFusion>());
+  } else if (profile == "ort-cpu") {
+    AddBasicRules(&r);
+    // Level 2 ("extended"), CPU provider set. GemmActivationFusion is CPU-only.
+    r.push_back(std::make_unique<rules::GemmActivationFusion>());
+    r.push_back(std::make_unique<rules::ConvActivationFusion>(rules::ConvActivationFusion::Cpu()));
+    r.push_back(std::make_unique<rules::QuickGeluFusion>());
+  } else if (profile != "none") {
+    return Status::Unsupported("unknown fusion profile '" + profile + "'", "--profile",
+                               "use one of: ort-cuda, ort-cpu, none");
+  }
+  for (const std::string& d : disabled) {
+    auto it = std::find_if(r.begin(), r.end(), [&](const auto& rule) { return rule->Name() == d; });
+    if (it == r.end()) {
+      return Status::InvalidArgument("profile '" + profile + "' has no rule '" + d + "'",
+                                     "--disable");
+    }
+    r.erase(it);
+  }
+  return r;
+}
+
+int ApplyFusionRules(graph::Graph& g, const RuleList& rules) {
+  int applied = 0;
+  for (int pass = 0; pass < kMaxPasses; ++pass) {
+    int this_pass = 0;
+    for (const auto& rule : rules) {
+      const std::vector<std::string> anchors = rule->AnchorOps();
+      for (graph::NodeId id = 0; id < static_cast<graph::NodeId>(g.nodes().size()); ++id) {
+        const graph::Node& n = g.node(id);
+        if (n.removed || (!anchors.empty() &&
+                          std::find(anchors.begin(), anchors.end(), n.op_type) == anchors.end())) {
+          continue;
+        }
+        if (rule->TryApply(g, id) != RuleEffect::kUnchanged) ++this_pass;
+      }
+    }
+    applied += this_pass;
+    if (this_pass == 0) break;
+  }
+  return applied;
+}
+
+}  // namespace hase::kernels

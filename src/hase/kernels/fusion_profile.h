@@ -1,0 +1,36 @@
+// Fusion profiles: the ordered rule list one runtime / execution provider applies, as data.
+// Modelled on ORT's graph_transformer_utils.cc: level-1 ("basic") rules first, valid for every
+// provider, then the level-2 ("extended") fusions the named provider supports.
+//
+//   ort-cuda (default)  ORT's CUDA execution provider, the kernels a GPU launches.
+//   ort-cpu             ORT's CPU execution provider at level "extended" (no NCHWc layout).
+//   none                no rewrites: one kernel per ONNX node.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hase/base/status.h"
+#include "hase/graph/graph.h"
+#include "hase/kernels/fusion_rule.h"
+
+namespace hase::kernels {
+
+using RuleList = std::vector<std::unique_ptr<const FusionRule>>;
+
+// "ort-cuda", "ort-cpu", "none" — in this order.
+std::vector<std::string> FusionProfileNames();
+
+// The rules of `profile`, minus those named in `disabled`. Errors: Unsupported (unknown
+// profile, listing the known ones); InvalidArgument (a disabled name that is no rule of it).
+Result<RuleList> MakeFusionProfile(const std::string& profile,
+                                   const std::vector<std::string>& disabled = {});
+
+// Applies `rules` to `g`: each rule in order makes one top-down pass over the live nodes whose
+// op is one of its anchors; the whole list repeats until a pass changes nothing (at most
+// kMaxPasses, like ORT's transformer manager steps). Returns the number of rewrites applied.
+constexpr int kMaxPasses = 10;
+int ApplyFusionRules(graph::Graph& g, const RuleList& rules);
+
+}  // namespace hase::kernels

@@ -1,0 +1,53 @@
+// FusionRule: one named, local, meaning-preserving graph rewrite (modelled on ONNX Runtime's
+// RewriteRule, include/onnxruntime/core/optimizer/rewrite_rule.h).
+//
+// A rule declares the op types it anchors on. Match(graph, node) runs cheap, selective checks
+// first (op, domain, opset, single consumer, not a graph output, constant operands) and returns
+// what it found, or nullopt when the rule does not apply — "does not apply" is not an error.
+// Apply(graph, found) alone changes the graph and reports its effect. Rules hold no mutable
+// state (configuration fixed at construction is fine), so one instance may be shared.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hase/graph/graph.h"
+
+namespace hase::kernels {
+
+enum class RuleEffect {
+  kUnchanged,      // the rule did not apply
+  kModified,       // the anchor (and maybe others) changed; the anchor is still live
+  kRemovedAnchor,  // the anchor node was removed
+};
+
+class FusionRule {
+ public:
+  virtual ~FusionRule() = default;
+  // Rule name = class name, e.g. "ConvBnFold"; used by --disable and in docs.
+  virtual std::string Name() const = 0;
+  // ONNX op types the rule may start from (anchor nodes), e.g. {"Conv"}; empty = every op.
+  virtual std::vector<std::string> AnchorOps() const = 0;
+  // Tries the rule at live node `id`. Non-virtual entry; the hooks are Match/Apply.
+  RuleEffect TryApply(graph::Graph& g, graph::NodeId id) const { return DoTryApply(g, id); }
+
+ private:
+  virtual RuleEffect DoTryApply(graph::Graph& g, graph::NodeId id) const = 0;
+};
+
+// Typed base: Found is what Match discovered (node ids, value names) and Apply consumes.
+template <typename Found>
+class RewriteRule : public FusionRule {
+ protected:
+  virtual std::optional<Found> Match(const graph::Graph& g, graph::NodeId id) const = 0;
+  virtual RuleEffect Apply(graph::Graph& g, const Found& found) const = 0;
+
+ private:
+  RuleEffect DoTryApply(graph::Graph& g, graph::NodeId id) const final {
+    std::optional<Found> f = Match(g, id);
+    return f ? Apply(g, *f) : RuleEffect::kUnchanged;
+  }
+};
+
+}  // namespace hase::kernels

@@ -1,0 +1,24 @@
+// ConstantFolding: a node whose inputs are all constant is computed once at load time, so it
+// launches no kernel; its outputs become constants (metadata only: hase never needs values).
+// Mirrors ORT's ConstantFolding (onnxruntime/core/optimizer/constant_folding.cc), level 1, all
+// EPs. Conditions: ai.onnx op, at least one input, every non-empty input constant, no output is
+// a graph output, the op is deterministic (not RandomNormal/RandomUniform/…/Multinomial).
+// Shape nodes over static shapes are not folded here (ORT folds them only when the file's own
+// dims are static, which hase no longer knows after binding the batch).
+#pragma once
+
+#include "hase/kernels/fusion_rule.h"
+
+namespace hase::kernels::rules {
+
+class ConstantFolding : public RewriteRule<graph::NodeId> {
+ public:
+  std::string Name() const override { return "ConstantFolding"; }
+  std::vector<std::string> AnchorOps() const override { return {}; }  // any op
+
+ protected:
+  std::optional<graph::NodeId> Match(const graph::Graph& g, graph::NodeId id) const override;
+  RuleEffect Apply(graph::Graph& g, const graph::NodeId& id) const override;
+};
+
+}  // namespace hase::kernels::rules

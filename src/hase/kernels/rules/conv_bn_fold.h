@@ -1,0 +1,29 @@
+// ConvBnFold: folds an inference BatchNormalization into the preceding Conv's weights and bias.
+// Mirrors ORT's ConvBNFusion (onnxruntime/core/optimizer/conv_bn_fusion.cc), level 1, all EPs.
+// Pattern: Conv(X, W[, B]) → BatchNormalization(scale, bias, mean, var) → Y.
+// Conditions: Conv's output has BN as its lone consumer and is not a graph output; W and, if
+// present, B are constant; BN's scale/bias/mean/var are constant; BN's optional training outputs
+// are unused. Effect: Conv writes Y; W keeps its shape; a bias of [Cout] is added when Conv had
+// none (the folded shift). No runtime op is recorded: the fold happens at load time.
+#pragma once
+
+#include "hase/kernels/fusion_rule.h"
+
+namespace hase::kernels::rules {
+
+struct ConvBnFound {
+  graph::NodeId conv;
+  graph::NodeId bn;
+};
+
+class ConvBnFold : public RewriteRule<ConvBnFound> {
+ public:
+  std::string Name() const override { return "ConvBnFold"; }
+  std::vector<std::string> AnchorOps() const override { return {"Conv"}; }
+
+ protected:
+  std::optional<ConvBnFound> Match(const graph::Graph& g, graph::NodeId id) const override;
+  RuleEffect Apply(graph::Graph& g, const ConvBnFound& f) const override;
+};
+
+}  // namespace hase::kernels::rules

@@ -1,0 +1,30 @@
+// GemmActivationFusion: Gemm followed by an activation becomes FusedGemm (com.microsoft).
+// Mirrors ORT's GemmActivationFusion (onnxruntime/core/optimizer/gemm_activation_fusion.cc),
+// level 2, CPU execution provider only — on CUDA, Gemm + Relu stay two kernels (VGG's
+// classifier: 3 Gemm + 2 Relu, ../shared/REFERENCE.md).
+// Pattern: Gemm → act, act ∈ {Elu, HardSigmoid, LeakyRelu, Relu, Selu, Sigmoid, Softplus,
+// Softsign, Tanh}. Conditions: Gemm in ai.onnx with float input; its output has the activation
+// as lone consumer and is not a graph output. Effect: op_type "FusedGemm", fused_ops {act},
+// attribute activation = act.
+#pragma once
+
+#include "hase/kernels/fusion_rule.h"
+
+namespace hase::kernels::rules {
+
+struct GemmActivationFound {
+  graph::NodeId gemm;
+  graph::NodeId activation;
+};
+
+class GemmActivationFusion : public RewriteRule<GemmActivationFound> {
+ public:
+  std::string Name() const override { return "GemmActivationFusion"; }
+  std::vector<std::string> AnchorOps() const override { return {"Gemm"}; }
+
+ protected:
+  std::optional<GemmActivationFound> Match(const graph::Graph& g, graph::NodeId id) const override;
+  RuleEffect Apply(graph::Graph& g, const GemmActivationFound& f) const override;
+};
+
+}  // namespace hase::kernels::rules

@@ -1,0 +1,33 @@
+// QuickGeluFusion: x · sigmoid(α·x) becomes one QuickGelu kernel (com.microsoft). With α = 1
+// this is SiLU/Swish, the activation of YOLOv5/YOLOv8's Conv blocks.
+// Mirrors ORT's QuickGeluFusion (onnxruntime/core/optimizer/quick_gelu_fusion.cc), level 2,
+// CPU and CUDA execution providers.
+// Pattern: Sigmoid(x) → Mul(x, ·)  or  Mul(x, α) → Sigmoid → Mul(x, ·), α a constant scalar.
+// Conditions: float/float16; each intermediate (α-Mul output, Sigmoid output) has its successor
+// as lone consumer and is not a graph output. Effect: the Sigmoid node becomes
+// QuickGelu(x){alpha=α} writing the final Mul's output; the Muls are removed.
+#pragma once
+
+#include "hase/kernels/fusion_rule.h"
+
+namespace hase::kernels::rules {
+
+struct QuickGeluFound {
+  graph::NodeId sigmoid;
+  graph::NodeId alpha_mul = graph::kNoNode;  // Mul(x, α), when present
+  graph::NodeId mul;                         // Mul(x, sigmoid(…))
+  std::string x;
+  float alpha = 1.0f;
+};
+
+class QuickGeluFusion : public RewriteRule<QuickGeluFound> {
+ public:
+  std::string Name() const override { return "QuickGeluFusion"; }
+  std::vector<std::string> AnchorOps() const override { return {"Sigmoid"}; }
+
+ protected:
+  std::optional<QuickGeluFound> Match(const graph::Graph& g, graph::NodeId id) const override;
+  RuleEffect Apply(graph::Graph& g, const QuickGeluFound& f) const override;
+};
+
+}  // namespace hase::kernels::rules
