@@ -1,0 +1,34 @@
+// The probe's microbenchmark results and their profile document
+// (docs/microbenchmark-profile.md, read by src/hase/hw/microbenchmark_profile.h).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace hase::probe {
+
+// One raw measurement (also a row of `hase-probe micro --csv`).
+struct MicroResult {
+  std::string name;   // "dram_copy", "dram_triad", "l2_read", "sgemm", "hgemm_tensor", …
+  std::string unit;   // "GB/s", "TFLOP/s", "us"
+  double value = 0;   // median over repetitions
+  std::string detail; // sizes and method, for people
+};
+
+struct MeasuredProfile {
+  std::string gpu;                 // CUDA device name ("NVIDIA H200")
+  std::string source;              // "measured: hase-probe micro <date> <host> driver <v>"
+  double dram_bandwidth_gbps = 0;  // copy kernel, bytes read + written per second
+  double l2_bandwidth_gbps = 0;    // reads of a working set that fits in L2
+  double fp32_tflops = 0;          // cuBLAS SGEMM, no TF32
+  double fp16_tflops = 0;          // half2 FMA kernel on CUDA cores
+  double tensor_fp16_tflops = 0;   // cuBLAS GemmEx FP16 in, FP32 accumulate, tensor cores
+  double launch_overhead_us = 0;   // empty kernel, back-to-back launches
+  double h2d_gbps = 0;             // pinned host → device
+  double d2h_gbps = 0;             // pinned device → host
+};
+
+// The profile document (YAML). `raw` results are appended as comments for people.
+std::string ProfileYaml(const MeasuredProfile& p, const std::vector<MicroResult>& raw);
+
+}  // namespace hase::probe

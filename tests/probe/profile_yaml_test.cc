@@ -1,0 +1,29 @@
+#include "profile_yaml.h"
+
+#include <gtest/gtest.h>
+
+namespace hase::probe {
+namespace {
+
+TEST(ProfileYaml, WritesEveryFigure) {
+  MeasuredProfile p;
+  p.gpu = "NVIDIA H200";
+  p.source = "measured: hase-probe micro 2026-11-30";
+  p.dram_bandwidth_gbps = 4312.46;
+  p.l2_bandwidth_gbps = 9876.5;
+  p.fp32_tflops = 51.2345;
+  p.fp16_tflops = 98.7;
+  p.tensor_fp16_tflops = 701.25;
+  p.launch_overhead_us = 2.125;
+  p.h2d_gbps = 55.1;
+  p.d2h_gbps = 53.9;
+  const std::string y = ProfileYaml(p, {{"dram_triad", "GB/s", 4400, "3 x 512 MiB"}});
+  EXPECT_NE(y.find("gpu: \"NVIDIA H200\"\n"), std::string::npos);
+  EXPECT_NE(y.find("dram_bandwidth_gbps: 4312.5\n"), std::string::npos);
+  EXPECT_NE(y.find("tensor_fp16_tflops: 701.250\n"), std::string::npos);
+  EXPECT_NE(y.find("launch_overhead_us: 2.125\n"), std::string::npos);
+  EXPECT_NE(y.find("#   dram_triad: 4400 GB/s (3 x 512 MiB)"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace hase::probe
