@@ -34,9 +34,11 @@ std::string CsvLine(const std::vector<std::string>& fields) {
 }
 
 Result<std::unique_ptr<CsvWriter>> CsvWriter::Create(const std::string& path,
-                                                     std::vector<std::string> header) {
+                                                     std::vector<std::string> header,
+                                                     const std::vector<std::string>& comments) {
   std::ofstream out(path, std::ios::out | std::ios::trunc);
   if (!out) return Status::IO("cannot open for writing", path, "check the directory exists");
+  for (const auto& c : comments) out << c << '\n';
   out << CsvLine(header) << '\n';
   if (!out) return Status::IO("cannot write", path);
   return std::unique_ptr<CsvWriter>(new CsvWriter(path, std::move(header), std::move(out)));

@@ -29,9 +29,11 @@ std::string CsvLine(const std::vector<std::string>& fields);
 
 class CsvWriter {
  public:
-  // Creates (truncates) `path` and writes `header`. Errors: IO when the file cannot be opened.
+  // Creates (truncates) `path`, writes each of `comments` as a line of its own (callers include
+  // the leading "# "), then `header`. Errors: IO when the file cannot be opened.
   static Result<std::unique_ptr<CsvWriter>> Create(const std::string& path,
-                                                   std::vector<std::string> header);
+                                                   std::vector<std::string> header,
+                                                   const std::vector<std::string>& comments = {});
   CsvWriter(const CsvWriter&) = delete;
   CsvWriter& operator=(const CsvWriter&) = delete;
 

@@ -39,7 +39,7 @@ TEST(Csv, WriterWritesHeaderAndRowsAndRejectsWrongWidth) {
   const std::string path =
       (std::filesystem::temp_directory_path() / "hase_probe_csv_test.csv").string();
   {
-    auto w = CsvWriter::Create(path, {"gpu", "op", "latency_ms"});
+    auto w = CsvWriter::Create(path, {"gpu", "op", "latency_ms"}, {"# schema: hase-kernels 1"});
     ASSERT_TRUE(w.ok()) << w.status().ToString();
     ASSERT_TRUE((*w)->WriteRow({"NVIDIA H200", "conv2d_add_relu", "0.0421"}).ok());
     Status bad = (*w)->WriteRow({"only", "two"});
@@ -47,7 +47,7 @@ TEST(Csv, WriterWritesHeaderAndRowsAndRejectsWrongWidth) {
     EXPECT_NE(bad.where().find("row 2"), std::string::npos);
     ASSERT_TRUE((*w)->Flush().ok());
   }
-  EXPECT_EQ(ReadAll(path), "gpu,op,latency_ms\nNVIDIA H200,conv2d_add_relu,0.0421\n");
+  EXPECT_EQ(ReadAll(path), "# schema: hase-kernels 1\ngpu,op,latency_ms\nNVIDIA H200,conv2d_add_relu,0.0421\n");
   std::filesystem::remove(path);
 }
 
