@@ -39,10 +39,10 @@ std::string SelfExe(const char* argv0) {
   return argv0;
 }
 
-std::string Today() {
+std::string NowUtc() {
   const std::time_t t = std::time(nullptr);
   char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d", std::gmtime(&t));
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
   return buf;
 }
 
@@ -86,12 +86,13 @@ int Micro(const hase::probe::ProbeOptions& o) {
   mo.quick = o.quick;
   if (auto st = gpu::RunMicrobenchmarks(**ctx, mo, &prof, &raw); !st.ok()) return Fail(st);
   prof.gpu = (*ctx)->props().name;
-  std::string driver = "cuda " + (*ctx)->driver_version();
+  prof.tool = o.quick ? "hase-probe micro --quick" : "hase-probe micro";
+  prof.measured_at = NowUtc();
+  prof.host = Hostname();
+  prof.cuda = (*ctx)->driver_version();
   if (auto nvml = NvmlDevice::Open((*ctx)->pci_bus_id()); nvml.ok()) {
-    driver = (*nvml)->driver_version();
+    prof.driver = (*nvml)->driver_version();
   }
-  prof.source = fmt::format("measured: hase-probe micro{}, {}, host {}, driver {}",
-                            o.quick ? " --quick" : "", Today(), Hostname(), driver);
   std::ofstream out(o.profile_out);
   out << ProfileYaml(prof, raw);
   if (!out) return Fail(hase::Status::IO("cannot write", o.profile_out));

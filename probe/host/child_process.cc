@@ -48,7 +48,7 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::Start(const std::vector<std:
     return Status::IO(fmt::format("cannot start {}: {}", argv[0], strerror(rc)));
   }
   std::unique_ptr<ChildProcess> child(new ChildProcess(pid, fds[0]));
-  std::string buffer;
+  std::string buffer, seen;  // unparsed output; all output (for the error message)
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   while (true) {
     for (size_t nl; (nl = buffer.find('\n')) != std::string::npos; buffer.erase(0, nl + 1)) {
@@ -63,10 +63,11 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::Start(const std::vector<std:
     const ssize_t got = read(fds[0], chunk, sizeof chunk);
     if (got <= 0) break;  // the child closed stdout (exited)
     buffer.append(chunk, static_cast<size_t>(got));
+    seen.append(chunk, static_cast<size_t>(got));
   }
   const int status = child->Stop();
   return Status::Internal(fmt::format("{} did not report '{}' (exit status {}); output: {}",
-                                      argv[0], ready_line, status, buffer),
+                                      argv[0], ready_line, status, seen),
                           "stressor", "run the same `hase-probe stress` command by hand");
 }
 

@@ -11,6 +11,10 @@ namespace {
 
 using json = nlohmann::json;
 
+// docs/kernels-json.md (src/hase/kernels/kernel_list_format.h: kKernelsJsonSchema/Version).
+constexpr char kSchema[] = "hase.kernels";
+constexpr int kSchemaVersion = 1;
+
 Result<DType> ParseDType(const json& j, const std::string& where) {
   if (j.is_number_integer()) return static_cast<DType>(j.get<int32_t>());
   if (j.is_string()) {
@@ -134,12 +138,22 @@ Result<KernelList> ParseKernelListJson(std::string_view text, const std::string&
                                    "pass the output of `hase kernels MODEL --format json`");
   }
   try {
+    if (doc.contains("schema") && doc["schema"] != kSchema) {
+      return Status::Parse("not a hase.kernels document (schema " + doc["schema"].dump() + ")",
+                           where, "pass the output of `hase kernels MODEL --format json`");
+    }
+    if (doc.value("schema_version", kSchemaVersion) > kSchemaVersion) {
+      return Status::Parse(fmt::format("hase.kernels schema_version {} is newer than this probe "
+                                       "understands ({})",
+                                       doc["schema_version"].get<int>(), kSchemaVersion),
+                           where, "rebuild hase-probe from the same hase checkout");
+    }
     KernelList list;
     list.model = doc.value("model", "");
     list.profile = doc.value("profile", "");
     list.batch = doc.value("batch", static_cast<int64_t>(1));
-    HASE_ASSIGN_OR_RETURN(list.graph_inputs, ParseTensors(doc, "graph_inputs", where));
-    HASE_ASSIGN_OR_RETURN(list.graph_outputs, ParseTensors(doc, "graph_outputs", where));
+    HASE_ASSIGN_OR_RETURN(list.graph_inputs, ParseTensors(doc, "inputs", where));
+    HASE_ASSIGN_OR_RETURN(list.graph_outputs, ParseTensors(doc, "outputs", where));
     int i = 0;
     for (const auto& kj : doc["kernels"]) {
       HASE_ASSIGN_OR_RETURN(Kernel k, ParseKernel(kj, i, where));

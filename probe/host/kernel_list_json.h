@@ -2,8 +2,11 @@
 //
 // The probe is a separate program that consumes hase's JSON rather than linking the ONNX
 // pipeline, so a user can run `hase kernels` anywhere and copy the JSON to the GPU machine.
-// Unknown keys are ignored; dtype may be the ONNX spelling ("float") or the ONNX number;
-// family must be a KernelFamilyName().
+// Schema "hase.kernels", schema_version 1 (written by KernelListToJson in
+// src/hase/kernels/kernel_list_format.h). Unknown keys are ignored (derived ones such as totals,
+// dram_bytes, bytes_by_dtype are recomputed from the fields); dtype may be the ONNX spelling
+// ("float") or the ONNX number; family must be a KernelFamilyName(); attributes that are not
+// integer lists (none today) are skipped.
 #pragma once
 
 #include <string>
@@ -15,7 +18,8 @@
 namespace hase::probe {
 
 // Parses one document. `where` names the source in errors (a file path).
-// Errors: Parse (not JSON, with byte offset), InvalidArgument (a required key missing or of the
+// Errors: Parse (not JSON, with byte offset; another schema; a newer schema_version),
+// InvalidArgument (a required key missing or of the
 // wrong type, an unknown family or dtype; `where` names the kernel index and key).
 Result<KernelList> ParseKernelListJson(std::string_view text, const std::string& where);
 

@@ -22,8 +22,11 @@ std::string ProfileYaml(const MeasuredProfile& p, const std::vector<MicroResult>
   y += "# hase microbenchmark profile, written by hase-probe micro\n";
   y += "format: hase-microbenchmark-profile/1\n";
   y += "gpu: " + Quote(p.gpu) + "\n";
-  y += "source: " + Quote(p.source) + "\n";
-  y += "measured: true\n";
+  if (!p.tool.empty()) y += "tool: " + Quote(p.tool) + "\n";
+  if (!p.measured_at.empty()) y += "measured_at: " + Quote(p.measured_at) + "\n";
+  if (!p.host.empty()) y += "host: " + Quote(p.host) + "\n";
+  if (!p.driver.empty()) y += "driver: " + Quote(p.driver) + "\n";
+  if (!p.cuda.empty()) y += "cuda: " + Quote(p.cuda) + "\n";
   y += fmt::format("dram_bandwidth_gbps: {:.1f}\n", p.dram_bandwidth_gbps);
   y += fmt::format("l2_bandwidth_gbps: {:.1f}\n", p.l2_bandwidth_gbps);
   y += fmt::format("fp32_tflops: {:.3f}\n", p.fp32_tflops);

@@ -1,5 +1,7 @@
-// The probe's microbenchmark results and their profile document
-// (docs/microbenchmark-profile.md, read by src/hase/hw/microbenchmark_profile.h).
+// The probe's microbenchmark results and their profile document: format
+// "hase-microbenchmark-profile/1" of docs/microbenchmark-profile.md, read by
+// LoadMicrobenchmarkProfile (src/hase/hw/microbenchmark_profile.h). Field meanings follow that
+// document; the probe's methods are listed in gpu/microbench.h.
 #pragma once
 
 #include <string>
@@ -16,11 +18,15 @@ struct MicroResult {
 };
 
 struct MeasuredProfile {
-  std::string gpu;                 // CUDA device name ("NVIDIA H200")
-  std::string source;              // "measured: hase-probe micro <date> <host> driver <v>"
+  std::string gpu;                 // CUDA device name ("NVIDIA H200"): the catalog resolves it
+  std::string tool;                // "hase-probe 0.1 micro"
+  std::string measured_at;         // UTC, "2026-11-30T12:00:00Z"
+  std::string host;                // hostname
+  std::string driver;              // NVIDIA driver ("550.54.15"), or "" when NVML is absent
+  std::string cuda;                // CUDA driver API version ("13.0")
   double dram_bandwidth_gbps = 0;  // copy kernel, bytes read + written per second
-  double l2_bandwidth_gbps = 0;    // reads of a working set that fits in L2
-  double fp32_tflops = 0;          // cuBLAS SGEMM, no TF32
+  double l2_bandwidth_gbps = 0;    // reads of a working set of half the L2
+  double fp32_tflops = 0;          // FFMA chains on CUDA cores (1 FMA = 2 FLOP)
   double fp16_tflops = 0;          // half2 FMA kernel on CUDA cores
   double tensor_fp16_tflops = 0;   // cuBLAS GemmEx FP16 in, FP32 accumulate, tensor cores
   double launch_overhead_us = 0;   // empty kernel, back-to-back launches

@@ -12,8 +12,9 @@ namespace {
 // ResNet-50's last bottleneck: 1x1 conv 512→2048 on 7x7 with the residual Add and Relu fused,
 // and its stem conv; MobileNetV2's depthwise 3x3; a classifier Gemm; a Softmax; a Concat.
 constexpr char kJson[] = R"json({
+  "schema": "hase.kernels", "schema_version": 1,
   "model": "resnet50.onnx", "profile": "ort-cuda", "batch": 1,
-  "graph_inputs": [{"name": "data", "shape": [1, 3, 224, 224], "dtype": "float"}],
+  "inputs": [{"name": "data", "shape": [1, 3, 224, 224], "dtype": "float"}],
   "kernels": [
     {"index": 0, "type": "FusedConv(Relu)", "op_type": "FusedConv", "fused_ops": ["Relu"],
      "family": "conv", "source_nodes": ["conv1", "relu1"],
@@ -85,6 +86,8 @@ class KernelPlanTest : public ::testing::Test {
 TEST_F(KernelPlanTest, JsonFieldsParsed) {
   EXPECT_EQ(list_.model, "resnet50.onnx");
   EXPECT_EQ(list_.profile, "ort-cuda");
+  ASSERT_EQ(list_.graph_inputs.size(), 1u);
+  EXPECT_EQ(list_.graph_inputs[0].shape, (std::vector<int64_t>{1, 3, 224, 224}));
   ASSERT_EQ(list_.kernels.size(), 10u);
   const Kernel& k = list_.kernels[0];
   EXPECT_EQ(k.type, "FusedConv(Relu)");
@@ -240,6 +243,11 @@ TEST(KernelListJson, Errors) {
       R"({"model": 3, "kernels": []})", "x.json");
   EXPECT_TRUE(wrong_type.status().IsInvalidArgument());
   EXPECT_TRUE(LoadKernelListJson("/nonexistent/k.json").status().IsIO());
+  EXPECT_TRUE(ParseKernelListJson(R"({"schema": "other", "kernels": []})", "x.json")
+                  .status().IsParse());
+  EXPECT_TRUE(ParseKernelListJson(
+                  R"({"schema": "hase.kernels", "schema_version": 2, "kernels": []})", "x.json")
+                  .status().IsParse());
 }
 
 }  // namespace

@@ -8,7 +8,9 @@ namespace {
 TEST(ProfileYaml, WritesEveryFigure) {
   MeasuredProfile p;
   p.gpu = "NVIDIA H200";
-  p.source = "measured: hase-probe micro 2026-11-30";
+  p.tool = "hase-probe 0.1 micro";
+  p.measured_at = "2026-11-30T12:00:00Z";
+  p.driver = "550.54.15";
   p.dram_bandwidth_gbps = 4312.46;
   p.l2_bandwidth_gbps = 9876.5;
   p.fp32_tflops = 51.2345;
@@ -18,7 +20,10 @@ TEST(ProfileYaml, WritesEveryFigure) {
   p.h2d_gbps = 55.1;
   p.d2h_gbps = 53.9;
   const std::string y = ProfileYaml(p, {{"dram_triad", "GB/s", 4400, "3 x 512 MiB"}});
+  EXPECT_EQ(y.find("format: hase-microbenchmark-profile/1\n"), y.find('\n') + 1);
   EXPECT_NE(y.find("gpu: \"NVIDIA H200\"\n"), std::string::npos);
+  EXPECT_NE(y.find("driver: \"550.54.15\"\n"), std::string::npos);
+  EXPECT_EQ(y.find("host:"), std::string::npos);  // empty fields are left out
   EXPECT_NE(y.find("dram_bandwidth_gbps: 4312.5\n"), std::string::npos);
   EXPECT_NE(y.find("tensor_fp16_tflops: 701.250\n"), std::string::npos);
   EXPECT_NE(y.find("launch_overhead_us: 2.125\n"), std::string::npos);
