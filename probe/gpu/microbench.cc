@@ -46,7 +46,7 @@ Status RunMicrobenchmarks(GpuContext& ctx, const MicroOptions& o, MeasuredProfil
   // ---- DRAM ----
   {
     const int64_t l2 = props.l2CacheSize;
-    const int64_t bytes = std::max<int64_t>(256ll << 20, 4 * l2) / scale;
+    const int64_t bytes = std::max<int64_t>(1ll << 30, 4 * l2) / scale;  // >= 1 GiB per array
     const int64_t n = bytes / 4 / 4 * 4;
     DeviceMem a, b, c;
     HASE_CUDA(cudaMalloc(&a.p, n * 4));

@@ -32,3 +32,43 @@ TEST(ProfileYaml, WritesEveryFigure) {
 
 }  // namespace
 }  // namespace hase::probe
+
+// The document must read back through hase's own parser (src/hase/hw), figure for figure.
+#include "hase/hw/gpu_catalog.h"
+#include "hase/hw/microbenchmark_profile.h"
+
+namespace hase::probe {
+namespace {
+
+TEST(ProfileYaml, ReadsBackThroughHwParser) {
+  MeasuredProfile p;
+  p.gpu = "NVIDIA H200";
+  p.tool = "hase-probe micro";
+  p.host = "gpu-node-1";
+  p.dram_bandwidth_gbps = 4012.5;
+  p.l2_bandwidth_gbps = 10500;
+  p.fp32_tflops = 60.125;
+  p.fp16_tflops = 110.5;
+  p.tensor_fp16_tflops = 720.25;
+  p.launch_overhead_us = 2.5;
+  p.h2d_gbps = 51.25;
+  p.d2h_gbps = 50.5;
+  auto catalog = GpuCatalog::Builtin();
+  ASSERT_TRUE(catalog.ok()) << catalog.status().ToString();
+  auto parsed = ParseMicrobenchmarkProfile(ProfileYaml(p, {{"sgemm", "TFLOP/s", 51, "8192^3"}}),
+                                           "probe.yaml", *catalog);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_TRUE(parsed->measured);
+  EXPECT_DOUBLE_EQ(parsed->dram_bandwidth_gbps, 4012.5);
+  EXPECT_DOUBLE_EQ(parsed->l2_bandwidth_gbps, 10500);
+  EXPECT_DOUBLE_EQ(parsed->fp32_tflops, 60.125);
+  EXPECT_DOUBLE_EQ(parsed->fp16_tflops, 110.5);
+  EXPECT_DOUBLE_EQ(parsed->tensor_fp16_tflops, 720.25);
+  EXPECT_DOUBLE_EQ(parsed->launch_overhead_us, 2.5);
+  EXPECT_DOUBLE_EQ(parsed->h2d_gbps, 51.25);
+  EXPECT_DOUBLE_EQ(parsed->d2h_gbps, 50.5);
+  EXPECT_NE(parsed->source.find("hase-probe micro"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace hase::probe
