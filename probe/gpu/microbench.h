@@ -1,6 +1,6 @@
 // Microbenchmarks of one GPU → the figures of a microbenchmark profile
 // (docs/microbenchmark-profile.md):
-//  dram_copy   b[i] = a[i], 2 × max(256 MiB, 4 × L2) floats... bytes read + written / time
+//  dram_copy   b[i] = a[i] over 2 arrays of max(1 GiB, 4 × L2): bytes read + written / time
 //  dram_triad  a[i] = b[i] + s·c[i], 3 arrays: bytes = 3 × array / time (raw only)
 //  l2_read     reads of a working set of L2/2, many passes, ld.global.cg: bytes read / time
 //  sgemm       cuBLAS FP32 GEMM, no TF32, M = N = K = 8192: 2·M·N·K / time
