@@ -1,0 +1,95 @@
+// End-to-end: `hase predict` and `hase gpus` on zoo models (models/*.onnx).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "testing.h"
+
+namespace hase {
+namespace {
+
+using testing::HaseBin;
+using testing::RunCommand;
+using testing::SourceDir;
+
+testing::CommandResult Hase(const std::string& args) {
+  return RunCommand(HaseBin() + " " + args);
+}
+std::string Model(const std::string& name) { return SourceDir() + "/models/" + name + ".onnx"; }
+
+TEST(PredictCli, ResNet50JsonOnT4AndA100) {
+  auto t4 = Hase("predict " + Model("resnet50") + " --gpu T4 --batch 8 --format json");
+  ASSERT_EQ(t4.exit_code, 0) << t4.err;
+  auto j = nlohmann::json::parse(t4.out);
+  EXPECT_EQ(j["gpu"], "T4");
+  EXPECT_EQ(j["batch"], 8);
+  EXPECT_EQ(j["kernels"], 57);  // ORT CUDA EP: 57 kernels for ResNet-50 (REFERENCE.md)
+  EXPECT_EQ(j["precision"], "fp32");
+  const double lat = j["latency_ms"];
+  // 8 × 8.2 GFLOP on a T4 (8.1 TFLOP/s peak): at least the peak-rate time, at most 20× it.
+  EXPECT_GT(lat, 8 * 8.18 / 8.1);
+  EXPECT_LT(lat, 20 * 8 * 8.18 / 8.1);
+  EXPECT_NEAR(j["throughput_samples_per_s"].get<double>(), 8 * 1000.0 / lat, 1e-6);
+
+  auto a100 = Hase("predict " + Model("resnet50") +
+                   " --gpu 'NVIDIA A100-SXM4-40GB' --batch 8 --format json");
+  ASSERT_EQ(a100.exit_code, 0) << a100.err;
+  EXPECT_LT(nlohmann::json::parse(a100.out)["latency_ms"].get<double>(), lat / 1.5);
+}
+
+TEST(PredictCli, PerKernelTableNamesEstimator) {
+  auto r = Hase("predict " + Model("resnet18") + " --gpu a100 --per-kernel");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("throughput"), std::string::npos);
+  EXPECT_NE(r.out.find("FusedConv"), std::string::npos);
+  EXPECT_NE(r.out.find("analytic"), std::string::npos);
+}
+
+TEST(PredictCli, LoadAndPrecisionChangeLatency) {
+  auto get = [](const std::string& extra) {
+    auto r = Hase("predict " + Model("resnet50") + " --gpu a100 --batch 32 --format json " + extra);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.exit_code == 0 ? nlohmann::json::parse(r.out)["latency_ms"].get<double>() : -1.0;
+  };
+  const double idle = get("");
+  EXPECT_GT(get("--load sm_active=0.6,dram_active=0.4"), idle * 1.2);
+  EXPECT_LT(get("--precision tensor"), idle / 2);
+}
+
+TEST(PredictCli, BadInputs) {
+  auto gpu = Hase("predict " + Model("resnet18") + " --gpu A100-SXM4-48GB");
+  EXPECT_EQ(gpu.exit_code, 3) << gpu.err;  // NotFound
+  EXPECT_NE(gpu.err.find("A100-SXM4-40GB"), std::string::npos) << gpu.err;  // nearest match
+
+  auto load = Hase("predict " + Model("resnet18") + " --gpu t4 --load sm_active=60");
+  EXPECT_EQ(load.exit_code, 2) << load.err;  // InvalidArgument
+  EXPECT_NE(load.err.find("0-1"), std::string::npos) << load.err;
+
+  auto load2 = Hase("predict " + Model("resnet18") + " --gpu t4 --load busy");
+  EXPECT_EQ(load2.exit_code, 2) << load2.err;
+
+  auto prec = Hase("predict " + Model("resnet18") + " --gpu t4 --precision int3");
+  EXPECT_EQ(prec.exit_code, 2) << prec.err;
+
+  auto missing = Hase("predict /nonexistent/model.onnx --gpu t4");
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_NE(missing.err.find("error"), std::string::npos);
+
+  auto batch = Hase("predict " + Model("resnet18") + " --gpu t4 --batch 0");
+  EXPECT_EQ(batch.exit_code, 2) << batch.err;
+}
+
+TEST(GpusCli, ListsCatalog) {
+  auto r = Hase("gpus --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.is_array());
+  EXPECT_GE(j.size(), 25u);
+  auto t = Hase("gpus");
+  ASSERT_EQ(t.exit_code, 0);
+  EXPECT_NE(t.out.find("H100-SXM5-80GB"), std::string::npos);
+  EXPECT_NE(t.out.find("RTX-3090"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace hase

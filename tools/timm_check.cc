@@ -1,0 +1,335 @@
+// timm_check: model-level check of hase's latency composition against measured whole-model
+// throughput (timm benchmark-infer-amp-nchw-*.csv, ../shared/data/models/timm; AMP fp16, so the
+// tensor-core path is used).
+//
+//   build/tools/timm_check --timm-dir ../shared/data/models/timm --models-dir models
+//       [--fit 'rtx3090'] [--fusion none|ort-cuda] [--eager-bn] [--dynamo]
+//
+// For every row whose timm model maps to a zoo ONNX file, builds the KernelList at the row's
+// batch and resolution, predicts with PredictModel (Precision::kTensor, idle GPU) and compares
+// samples/s. Prints R² (throughput, linear) and MAPE per file, per model family and overall.
+// --fit REGEX: first fits AnalyticParams (tensor_eff, memory efficiencies, grouped-conv compute
+// efficiency) on the files whose name matches REGEX by coordinate search on mean squared log
+// error, then scores the fitted parameters on the OTHER files (and prints the fit-set figures
+// separately, labelled as such). Without --fit the built-in DefaultAnalyticParams() are scored.
+//
+// PyTorch eager runs BatchNormalization as its own kernel; ONNX export folds it into the Conv.
+// --eager-bn re-inserts one normalisation pass after every Conv of models that have BN (all
+// mapped models except plain VGG), and --fusion none keeps Relu/Add as separate kernels, which
+// is what eager PyTorch launches. --dynamo scores the torch.compile files instead.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "hase/hw/gpu_catalog.h"
+#include "hase/kernels/kernel_list_builder.h"
+#include "hase/predict/analytic_estimator.h"
+#include "hase/predict/predict_model.h"
+
+namespace fs = std::filesystem;
+using namespace hase;
+
+namespace {
+
+struct Row {
+  std::string file;
+  std::string gpu_id;
+  std::string model;
+  std::string family;
+  int64_t img = 0;
+  int64_t batch = 0;
+  double samples_per_s = 0;
+  double step_ms = 0;
+  const KernelList* kl = nullptr;
+};
+
+// timm name → (zoo file stem, family, has BatchNorm)
+struct ZooEntry {
+  const char* timm;
+  const char* zoo;
+  const char* family;
+  bool has_bn;
+};
+constexpr ZooEntry kZoo[] = {
+    {"resnet18", "resnet18", "resnet", true},
+    {"resnet34", "resnet34", "resnet", true},
+    {"resnet50", "resnet50", "resnet", true},
+    {"resnet101", "resnet101", "resnet", true},
+    {"resnet152", "resnet152", "resnet", true},
+    {"vgg11", "vgg11", "vgg", false},
+    {"vgg13", "vgg13", "vgg", false},
+    {"vgg16", "vgg16", "vgg", false},
+    {"vgg19", "vgg19", "vgg", false},
+    {"vgg11_bn", "vgg11", "vgg", true},
+    {"vgg13_bn", "vgg13", "vgg", true},
+    {"vgg16_bn", "vgg16", "vgg", true},
+    {"vgg19_bn", "vgg19", "vgg", true},
+    {"densenet121", "densenet121", "densenet", true},
+    {"densenet161", "densenet161", "densenet", true},
+    {"densenet169", "densenet169", "densenet", true},
+    {"densenet201", "densenet201", "densenet", true},
+    {"mobilenetv2_100", "mobilenet_v2", "mobilenet", true},
+    {"mobilenetv3_large_100", "mobilenet_v3_large", "mobilenet", true},
+    {"efficientnet_b0", "efficientnet_b0", "efficientnet", true},
+    {"inception_v3", "inception_v3", "inception", true},
+};
+
+std::vector<std::string> Split(const std::string& line) {
+  std::vector<std::string> out;
+  std::stringstream ss(line);
+  std::string cell;
+  while (std::getline(ss, cell, ',')) out.push_back(cell);
+  return out;
+}
+
+std::string GpuOfFile(const std::string& name) {
+  if (name.find("rtx3090") != std::string::npos) return "RTX-3090";
+  if (name.find("4090") != std::string::npos) return "RTX-4090";
+  if (name.find("5090") != std::string::npos) return "RTX-5090";
+  if (name.find("pro6000maxq") != std::string::npos) return "RTX-PRO-6000-Max-Q";
+  return "";
+}
+
+struct Metrics {
+  int n = 0;
+  double r2 = 0, mape = 0, r2_log = 0;
+};
+
+Metrics Score(const std::vector<std::pair<double, double>>& pm) {  // (predicted, measured)
+  Metrics m;
+  m.n = static_cast<int>(pm.size());
+  if (pm.empty()) return m;
+  double mean = 0, lmean = 0;
+  for (auto [p, y] : pm) mean += y, lmean += std::log(y);
+  mean /= m.n;
+  lmean /= m.n;
+  double ss_res = 0, ss_tot = 0, lres = 0, ltot = 0, ape = 0;
+  for (auto [p, y] : pm) {
+    ss_res += (y - p) * (y - p);
+    ss_tot += (y - mean) * (y - mean);
+    lres += std::pow(std::log(y) - std::log(p), 2);
+    ltot += std::pow(std::log(y) - lmean, 2);
+    ape += std::fabs(p - y) / y;
+  }
+  m.r2 = ss_tot > 0 ? 1 - ss_res / ss_tot : 0;
+  m.r2_log = ltot > 0 ? 1 - lres / ltot : 0;
+  m.mape = 100 * ape / m.n;
+  return m;
+}
+
+double Predict(const Row& r, const GpuCatalog& cat, const AnalyticParams& params) {
+  const GpuSpec& gpu = **cat.Find(r.gpu_id);
+  AnalyticEstimator est(params);
+  PredictOptions opt;
+  opt.precision = Precision::kTensor;
+  opt.estimator = &est;
+  auto m = PredictModel(*r.kl, gpu, LoadSnapshot::Idle(), opt);
+  return m.ok() ? m->throughput_samples_per_s : 1e-9;
+}
+
+double Loss(const std::vector<const Row*>& rows, const GpuCatalog& cat, const AnalyticParams& p) {
+  double l = 0;
+  for (const Row* r : rows) l += std::pow(std::log(Predict(*r, cat, p) / r->samples_per_s), 2);
+  return rows.empty() ? 0 : l / rows.size();
+}
+
+// Fits a few AnalyticParams fields by multiplicative coordinate search.
+AnalyticParams Fit(const std::vector<const Row*>& rows, const GpuCatalog& cat, AnalyticParams p) {
+  const int conv = static_cast<int>(KernelFamily::kConv);
+  const int gconv = static_cast<int>(KernelFamily::kGroupedConv);
+  const int gemm = static_cast<int>(KernelFamily::kGemm);
+  std::vector<std::pair<const char*, double*>> knobs = {
+      {"tensor_eff", &p.tensor_eff},
+      {"memory_eff[conv]", &p.memory_eff[conv]},
+      {"memory_eff[gemm]", &p.memory_eff[gemm]},
+      {"compute_eff[grouped_conv]", &p.compute_eff[gconv]},
+      {"memory_eff[grouped_conv]", &p.memory_eff[gconv]},
+      {"memory_eff[elementwise]", &p.memory_eff[static_cast<int>(KernelFamily::kElementwise)]},
+      {"memory_eff[pooling]", &p.memory_eff[static_cast<int>(KernelFamily::kPooling)]},
+      {"memory_eff[normalization]", &p.memory_eff[static_cast<int>(KernelFamily::kNormalization)]},
+      {"memory_eff[data_movement]", &p.memory_eff[static_cast<int>(KernelFamily::kDataMovement)]},
+  };
+  double best = Loss(rows, cat, p);
+  for (double step : {2.0, 1.4, 1.15, 1.05}) {
+    for (int pass = 0; pass < 3; ++pass) {
+      bool improved = false;
+      for (auto& [name, v] : knobs) {
+        for (double f : {step, 1 / step}) {
+          const double old = *v;
+          *v = std::clamp(old * f, 0.01, name == std::string("tensor_eff") ? 1.5 : 1.0);
+          const double l = Loss(rows, cat, p);
+          if (l < best - 1e-9) {
+            best = l;
+            improved = true;
+          } else {
+            *v = old;
+          }
+        }
+      }
+      if (!improved) break;
+    }
+  }
+  std::printf("fitted parameters (mean squared log error %.4f on %zu fit rows):\n", best,
+              rows.size());
+  for (auto& [name, v] : knobs) std::printf("  %-28s %.3f\n", name, *v);
+  return p;
+}
+
+void Report(const char* title, const std::vector<const Row*>& rows, const GpuCatalog& cat,
+            const AnalyticParams& p, bool verbose) {
+  std::map<std::string, std::vector<std::pair<double, double>>> by_file, by_family;
+  std::vector<std::pair<double, double>> all;
+  for (const Row* r : rows) {
+    const double pred = Predict(*r, cat, p);
+    by_file[r->file].push_back({pred, r->samples_per_s});
+    by_family[r->family].push_back({pred, r->samples_per_s});
+    all.push_back({pred, r->samples_per_s});
+    if (verbose) {
+      std::printf("    %-22s %-20s %4lld px  b%-5lld meas %9.1f  pred %9.1f  (%+.0f%%)\n",
+                  r->model.c_str(), r->gpu_id.c_str(), (long long)r->img, (long long)r->batch,
+                  r->samples_per_s, pred, 100 * (pred / r->samples_per_s - 1));
+    }
+  }
+  std::printf("\n%s\n", title);
+  std::printf("  %-58s %5s %8s %8s %8s\n", "group", "n", "R2", "R2(log)", "MAPE%");
+  auto line = [](const std::string& g, const Metrics& m) {
+    std::printf("  %-58s %5d %8.3f %8.3f %8.1f\n", g.c_str(), m.n, m.r2, m.r2_log, m.mape);
+  };
+  for (auto& [f, v] : by_file) line("file " + f, Score(v));
+  for (auto& [f, v] : by_family) line("family " + f, Score(v));
+  line("ALL", Score(all));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"timm_check: hase model-level latency vs timm measured throughput"};
+  std::string timm_dir = "../shared/data/models/timm", models_dir = "models", fit, fusion = "none";
+  bool eager_bn = false, dynamo = false, verbose = false;
+  app.add_option("--timm-dir", timm_dir, "folder with benchmark-infer-amp-nchw-*.csv");
+  app.add_option("--models-dir", models_dir, "folder with the zoo's .onnx files");
+  app.add_option("--fit", fit, "regex of file names to fit AnalyticParams on (scored apart)");
+  app.add_option("--fusion", fusion, "fusion profile for the kernel lists (none, ort-cuda)");
+  app.add_flag("--eager-bn", eager_bn, "re-insert PyTorch-eager BatchNorm passes after Conv");
+  app.add_flag("--dynamo", dynamo, "score the torch.compile (-dynamo) files instead");
+  app.add_flag("-v,--verbose", verbose, "print every row");
+  CLI11_PARSE(app, argc, argv);
+
+  auto cat = GpuCatalog::Builtin();
+  if (!cat.ok()) {
+    std::fprintf(stderr, "%s\n", cat.status().ToString().c_str());
+    return 1;
+  }
+  std::map<std::string, const ZooEntry*> zoo;
+  for (const auto& z : kZoo) {
+    if (fs::exists(fs::path(models_dir) / (std::string(z.zoo) + ".onnx"))) zoo[z.timm] = &z;
+  }
+  std::printf("zoo models found: %zu of %zu mapped timm names\n", zoo.size(), std::size(kZoo));
+
+  std::vector<Row> rows;
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(timm_dir)) {
+    const std::string n = e.path().filename().string();
+    if (e.path().extension() != ".csv") continue;
+    if ((n.find("dynamo") != std::string::npos) != dynamo) continue;
+    files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  for (const auto& path : files) {
+    const std::string name = path.filename().string();
+    std::ifstream in(path);
+    std::string line;
+    std::getline(in, line);
+    std::map<std::string, size_t> col;
+    auto header = Split(line);
+    for (size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
+    while (std::getline(in, line)) {
+      auto c = Split(line);
+      if (c.size() < header.size()) continue;
+      auto it = zoo.find(c[col["model"]]);
+      if (it == zoo.end()) continue;
+      if (c[col["infer_samples_per_sec"]].empty() || c[col["infer_batch_size"]].empty()) continue;
+      Row r;
+      r.file = name;
+      r.gpu_id = GpuOfFile(name);
+      r.model = it->first;
+      r.family = it->second->family;
+      r.img = std::stoll(c[col["infer_img_size"]]);
+      r.batch = static_cast<int64_t>(std::stod(c[col["infer_batch_size"]]));
+      r.samples_per_s = std::stod(c[col["infer_samples_per_sec"]]);
+      r.step_ms = std::stod(c[col["infer_step_time"]]);
+      rows.push_back(r);
+    }
+  }
+
+  // Kernel lists, one per (model, batch, resolution).
+  std::map<std::string, KernelList> lists;
+  std::vector<Row> usable;
+  for (Row& r : rows) {
+    const std::string key = r.model + "/" + std::to_string(r.batch) + "/" + std::to_string(r.img);
+    if (!lists.count(key)) {
+      KernelListOptions ko;
+      ko.batch = r.batch;
+      ko.input_shape = {3, r.img, r.img};
+      ko.profile = fusion;
+      const ZooEntry* z = zoo[r.model];
+      auto kl = BuildKernelList((fs::path(models_dir) / (std::string(z->zoo) + ".onnx")).string(), ko);
+      if (!kl.ok()) {
+        std::fprintf(stderr, "skip %s: %s\n", key.c_str(), kl.status().ToString().c_str());
+        lists[key] = KernelList{};
+        continue;
+      }
+      KernelList out = std::move(kl).value();
+      if (eager_bn && z->has_bn) {
+        std::vector<Kernel> ks;
+        for (Kernel& k : out.kernels) {
+          const bool conv = k.family == KernelFamily::kConv || k.family == KernelFamily::kGroupedConv;
+          ks.push_back(k);
+          if (!conv || k.outputs.empty()) continue;
+          Kernel bn;
+          bn.type = "BatchNormalization(eager)";
+          bn.op_type = "BatchNormalization";
+          bn.family = KernelFamily::kNormalization;
+          bn.outputs = k.outputs;
+          bn.inputs = k.outputs;
+          bn.activation_bytes_read = k.outputs[0].bytes();
+          bn.bytes_written = k.outputs[0].bytes();
+          bn.flops = 2.0 * static_cast<double>(k.outputs[0].elements());
+          ks.push_back(bn);
+        }
+        for (size_t i = 0; i < ks.size(); ++i) ks[i].index = static_cast<int>(i);
+        out.kernels = std::move(ks);
+      }
+      lists[key] = std::move(out);
+    }
+    if (lists[key].kernels.empty()) continue;
+    r.kl = &lists[key];
+    usable.push_back(r);
+  }
+  std::printf("rows: %zu usable of %zu mapped (%zu files)\n", usable.size(), rows.size(),
+              files.size());
+
+  AnalyticParams params = DefaultAnalyticParams();
+  std::vector<const Row*> fit_rows, score_rows;
+  if (!fit.empty()) {
+    const std::regex re(fit);
+    for (const Row& r : usable) (std::regex_search(r.file, re) ? fit_rows : score_rows).push_back(&r);
+    params = Fit(fit_rows, *cat, params);
+    Report("FIT SET (in-sample, parameters fitted here)", fit_rows, *cat, params, verbose);
+    Report("HELD-OUT FILES (scored with the parameters fitted above)", score_rows, *cat, params,
+           verbose);
+  } else {
+    for (const Row& r : usable) score_rows.push_back(&r);
+    Report("ALL FILES (DefaultAnalyticParams)", score_rows, *cat, params, verbose);
+  }
+  return 0;
+}
