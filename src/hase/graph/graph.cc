@@ -38,12 +38,14 @@ Graph Graph::Clone() const {
   g.opset_imports_ = opset_imports_;
   g.producer_ = producer_;
   g.consumers_ = consumers_;
+  g.next_order_key_ = next_order_key_;
   return g;
 }
 
 NodeId Graph::AddNode(Node node) {
   const NodeId id = static_cast<NodeId>(nodes_.size());
   if (node.source_nodes.empty()) node.source_nodes = {node.name};
+  node.order_key = next_order_key_++;
   nodes_.push_back(std::move(node));
   Index(id);
   return id;

@@ -68,6 +68,10 @@ struct Node {
   std::vector<std::string> fused_ops;     // ops fused in after the anchor: {"Add", "Relu"}
   std::vector<std::string> source_nodes;  // ONNX node names merged into this node (itself first)
   bool removed = false;
+  // ONNX Runtime's node index: the file position for loaded nodes; a fresh, higher key for
+  // nodes a fusion creates anew in ORT (FusedConv, FusedGemm, QuickGelu, Gemm from MatMul+Add).
+  // Orders inputs in OrtTopologicalOrder (topological_order.h).
+  int64_t order_key = 0;
 
   // Integer attribute `key`, or `fallback` when absent.
   int64_t IntAttr(const std::string& key, int64_t fallback) const;
@@ -114,6 +118,8 @@ class Graph {
   bool IsConstant(const std::string& name) const;
   // Number of live nodes.
   int LiveNodeCount() const;
+  // A key above every node's order_key, for a node a rule creates anew (see Node::order_key).
+  int64_t NewOrderKey() { return next_order_key_++; }
 
   // ---- rewriting (fusion rules) ----
   // Op type, domain, attributes, fused_ops, source_nodes may be edited in place; inputs and
@@ -140,6 +146,7 @@ class Graph {
   std::map<std::string, int64_t> opset_imports_;
   std::unordered_map<std::string, NodeId> producer_;
   std::unordered_map<std::string, std::vector<NodeId>> consumers_;
+  int64_t next_order_key_ = 0;
 };
 
 }  // namespace hase::graph

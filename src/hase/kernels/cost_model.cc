@@ -122,14 +122,20 @@ Kernel CostKernel(const graph::Graph& g, const graph::Node& n, int index,
   }
 
   std::set<std::string> seen;
-  for (const std::string& in : n.inputs) {
+  // BatchNormalization's running mean and variance (inputs 3, 4) are statistics, not learned
+  // parameters (torchvision counts gamma and beta only).
+  const size_t param_inputs = n.op_type == "BatchNormalization" ? 3 : n.inputs.size();
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    const std::string& in = n.inputs[i];
     if (in.empty() || !seen.insert(in).second) continue;
     const graph::Value* v = g.FindValue(in);
     if (constants.count(in)) {
       k.weights.push_back(Info(g, in));
       if (!k.view_only) {
         k.weight_bytes_read += Bytes(v);
-        if (v && IsParameterType(v->elem_type)) k.parameters += v->elements() > 0 ? v->elements() : 0;
+        if (v && IsParameterType(v->elem_type) && i < param_inputs && v->elements() > 0) {
+          k.parameters += v->elements();
+        }
       }
     } else {
       k.inputs.push_back(Info(g, in));

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "hase/graph/topological_order.h"
+
 #include "hase/kernels/rules/constant_folding.h"
 #include "hase/kernels/rules/conv_activation_fusion.h"
 #include "hase/kernels/rules/conv_add_fusion.h"
@@ -10,6 +12,7 @@
 #include "hase/kernels/rules/gemm_activation_fusion.h"
 #include "hase/kernels/rules/identity_elimination.h"
 #include "hase/kernels/rules/mat_mul_add_fusion.h"
+#include "hase/kernels/rules/pad_fusion.h"
 #include "hase/kernels/rules/quick_gelu_fusion.h"
 
 namespace hase::kernels {
@@ -23,6 +26,7 @@ void AddBasicRules(RuleList* r) {
   r->push_back(std::make_unique<rules::ConvAddFusion>());  // before ConvBnFold, as in ORT
   r->push_back(std::make_unique<rules::ConvBnFold>());
   r->push_back(std::make_unique<rules::MatMulAddFusion>());
+  r->push_back(std::make_unique<rules::PadFusion>());
 }
 
 }  // namespace
@@ -64,7 +68,8 @@ int ApplyFusionRules(graph::Graph& g, const RuleList& rules) {
     int this_pass = 0;
     for (const auto& rule : rules) {
       const std::vector<std::string> anchors = rule->AnchorOps();
-      for (graph::NodeId id = 0; id < static_cast<graph::NodeId>(g.nodes().size()); ++id) {
+      // Like an ORT transformer: one pass over a snapshot of the topological order.
+      for (graph::NodeId id : graph::OrtTopologicalOrder(g)) {
         const graph::Node& n = g.node(id);
         if (n.removed || (!anchors.empty() &&
                           std::find(anchors.begin(), anchors.end(), n.op_type) == anchors.end())) {

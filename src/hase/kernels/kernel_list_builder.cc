@@ -3,6 +3,7 @@
 #include <unordered_set>
 
 #include "hase/graph/onnx_loader.h"
+#include "hase/graph/topological_order.h"
 #include "hase/kernels/cost_model.h"
 #include "hase/kernels/fusion_profile.h"
 
@@ -80,8 +81,8 @@ Result<KernelList> BuildKernelList(const std::string& onnx_path, const KernelLis
   const std::unordered_set<std::string> unknown(loaded.unknown_op_nodes.begin(),
                                                 loaded.unknown_op_nodes.end());
   int index = 0;
-  for (const auto& n : g.nodes()) {
-    if (n.removed) continue;
+  for (graph::NodeId id : graph::OrtTopologicalOrder(g)) {
+    const graph::Node& n = g.node(id);
     if (!kernels::HasCostFormula(n) && !unknown.count(n.name)) {
       if (options.strict) {
         return Status::Unsupported("no cost formula for op '" + n.op_type + "'",

@@ -50,6 +50,7 @@ RuleEffect ConvActivationFusion::Apply(graph::Graph& g, const ConvActivationFoun
   AbsorbConsumer(g, f.conv, f.activation, /*record_op=*/true);
   graph::Node& conv = g.mutable_node(f.conv);
   conv.op_type = "FusedConv";
+  conv.order_key = g.NewOrderKey();  // ORT adds the fused node anew
   conv.domain = "com.microsoft";
   conv.attributes["activation"] = graph::Attribute::Str(act);
   if (!f.activation_params.empty()) {

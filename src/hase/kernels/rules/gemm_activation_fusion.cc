@@ -26,6 +26,7 @@ RuleEffect GemmActivationFusion::Apply(graph::Graph& g, const GemmActivationFoun
   AbsorbConsumer(g, f.gemm, f.activation, /*record_op=*/true);
   graph::Node& gemm = g.mutable_node(f.gemm);
   gemm.op_type = "FusedGemm";
+  gemm.order_key = g.NewOrderKey();  // ORT adds the fused node anew
   gemm.domain = "com.microsoft";
   gemm.attributes["activation"] = graph::Attribute::Str(act);
   return RuleEffect::kModified;

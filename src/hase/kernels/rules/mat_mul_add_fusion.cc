@@ -34,6 +34,7 @@ RuleEffect MatMulAddFusion::Apply(graph::Graph& g, const MatMulAddFound& f) cons
   g.SetInputs(f.matmul, std::move(ins));
   AbsorbConsumer(g, f.matmul, f.add, /*record_op=*/false);
   g.mutable_node(f.matmul).op_type = "Gemm";
+  g.mutable_node(f.matmul).order_key = g.NewOrderKey();  // ORT adds the Gemm anew
   return RuleEffect::kModified;
 }
 

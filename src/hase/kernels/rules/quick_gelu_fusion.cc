@@ -52,6 +52,7 @@ RuleEffect QuickGeluFusion::Apply(graph::Graph& g, const QuickGeluFound& f) cons
   AbsorbConsumer(g, f.sigmoid, f.mul, /*record_op=*/false);
   graph::Node& s = g.mutable_node(f.sigmoid);
   s.op_type = "QuickGelu";
+  s.order_key = g.NewOrderKey();  // ORT adds the fused node anew
   s.domain = "com.microsoft";
   graph::Attribute a;
   a.kind = graph::Attribute::Kind::kFloat;
