@@ -203,7 +203,7 @@ Result<onnx::ModelProto> ReadModelProto(const std::string& path, ModelReadStats*
   }
   if (!S_ISREG(st.st_mode)) return Status::InvalidArgument("not a regular file", path);
   stats.file_bytes = st.st_size;
-  if (st.st_size == 0) return Status::Parse("file is empty, not an ONNX model", path);
+  if (st.st_size == 0) return Status::Parse("not a valid ONNX model: the file is empty", path);
   if (st.st_size > INT_MAX) {
     return Status::Unsupported("file is " + std::to_string(st.st_size) +
                                    " bytes, over protobuf's 2 GB message limit",
@@ -220,23 +220,26 @@ Result<onnx::ModelProto> ReadModelProto(const std::string& path, ModelReadStats*
   Field f;
   while (!s.done()) {
     Status fs = s.Next(&f);
-    if (!fs.ok()) return fs.WithContext(path);
-    if (f.number == kModelGraph && f.wire == kLengthDelimited) {
-      Status gs = ReadGraph(f, base, &graph, &stats);
-      if (!gs.ok()) return gs.WithContext(path);
+    if (f.number == kModelGraph && f.wire == kLengthDelimited && fs.ok()) {
+      fs = ReadGraph(f, base, &graph, &stats);
       has_graph = true;
-    } else {
+    }
+    if (!fs.ok()) {
+      return Status::Parse("not a valid ONNX model: " + fs.message(), path + ": " + fs.where(),
+                           fs.hint());
+    }
+    if (!(f.number == kModelGraph && f.wire == kLengthDelimited)) {
       if (f.number == kModelIrVersion && f.wire == kVarint) has_ir_version = true;
       rest.append(reinterpret_cast<const char*>(f.begin), f.end - f.begin);
     }
   }
   onnx::ModelProto model;
   if (!model.ParseFromString(rest)) {
-    return Status::Parse("not an ONNX model: the file is not a ModelProto", path,
+    return Status::Parse("not a valid ONNX model: the file is not a ModelProto", path,
                          "pass a binary .onnx file");
   }
   if (!has_graph || !has_ir_version) {
-    return Status::Parse(std::string("not an ONNX model: no ") +
+    return Status::Parse(std::string("not a valid ONNX model: no ") +
                              (has_graph ? "ir_version" : "graph") + " in the file",
                          path, "pass a binary .onnx file");
   }

@@ -210,7 +210,12 @@ Status BindInputs(onnx::GraphProto* g, const LoadOptions& options,
     auto* shape = tt->mutable_shape();
     const int rank = shape->dim_size();
     std::vector<std::optional<int64_t>> want(rank);
-    if (options.batch > 0 && rank > 0) want[0] = options.batch;
+    // The batch binds a symbolic dim 0 of every input, but overrides a fixed one only on the
+    // first input (other inputs' fixed dim 0 is rarely a batch: shapes, masks, scales).
+    if (options.batch > 0 && rank > 0 &&
+        (is_first || !shape->dim(0).has_dim_value() || shape->dim(0).dim_value() <= 0)) {
+      want[0] = options.batch;
+    }
     if (is_first && !options.input_shape.empty()) {
       const auto& s = options.input_shape;
       if (rank == 0) {

@@ -30,9 +30,9 @@ constexpr int64_t kMinOpset = 7;
 constexpr int64_t kMaxOpset = 17;
 
 struct LoadOptions {
-  // Batch size for dim 0 of every graph input. When dim 0 is symbolic it is bound to this value;
-  // when the file fixes it to another value it is overridden and a warning recorded. 0 = leave
-  // dim 0 as the file has it (a symbolic batch then fails with InvalidArgument). Default 1.
+  // Batch size for dim 0 of the graph inputs. A symbolic dim 0 (any input) is bound to it; a
+  // dim 0 the file fixes to another value is overridden, with a warning, on the first input only.
+  // 0 = leave dim 0 as the file has it (a symbolic batch then fails). Default 1.
   int64_t batch = 1;
   // Shape of the first graph input without the batch dim, e.g. {3, 640, 640} for
   // "--input-shape 3x640x640"; or with it (then it must have the input's rank and batch is taken

@@ -2,8 +2,9 @@
 // writes them to an optimised model file.
 //
 // ORT's GraphViewer sorts by a reverse depth-first search from the leaf nodes (nodes without
-// consumers, visited from the highest index down), entering each node's producers in ascending
-// node index, and emits each node after all its producers (post-order); see
+// consumers) on an explicit stack: each node's producers are pushed in ascending node index, so
+// the highest-index producer is explored first, and a node is emitted after all its producers
+// (post-order); see
 // onnxruntime/core/graph/graph_viewer.cc (ReverseDFSFrom with NodeCompare) in ORT 1.x. Node
 // index here is Node::order_key, which fusion rules renew as ORT does for nodes it creates.
 // Reproducing it lets `hase kernels --profile ort-cpu` match ORT's optimised graph node for

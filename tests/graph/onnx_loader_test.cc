@@ -1,0 +1,277 @@
+// LoadOnnxGraph / ReadModelProto: zoo files, dim binding, weight skipping, every bad input.
+#include "hase/graph/onnx_loader.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "graph/test_models.h"
+#include "hase/graph/topological_order.h"
+#include "testing.h"
+
+namespace hase::graph {
+namespace {
+
+using hase::testing::ModelBuilder;
+
+std::string Zoo(const std::string& name) {
+  return hase::testing::SourceDir() + "/models/" + name + ".onnx";
+}
+
+int CountOp(const Graph& g, const std::string& op) {
+  int n = 0;
+  for (const auto& node : g.nodes()) n += !node.removed && node.op_type == op;
+  return n;
+}
+
+// x[N,3,8,8] → Conv(W[4,3,3,3], B[4], pad 1) → Relu → y
+ModelBuilder ConvRelu(int64_t opset = 13) {
+  ModelBuilder b(opset);
+  b.Input("x", {"N", "3", "8", "8"}).Weight("w", {4, 3, 3, 3}).Weight("b", {4});
+  auto* c = b.Node("Conv", {"x", "w", "b"}, {"c"});
+  ModelBuilder::Ints(c, "kernel_shape", {3, 3});
+  ModelBuilder::Ints(c, "pads", {1, 1, 1, 1});
+  b.Node("Relu", {"c"}, {"y"});
+  b.Output("y");
+  return b;
+}
+
+TEST(OnnxLoader, LoadsWeightFreeZooModelWithoutItsExternalDataFile) {
+  ModelReadStats stats;
+  auto model = ReadModelProto(Zoo("resnet50"), &stats);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  EXPECT_GT(stats.external_initializers, 50);
+  EXPECT_EQ(stats.missing_external_files, 1);  // models/resnet50.onnx.data is never committed
+
+  auto g = LoadOnnxGraph(Zoo("resnet50"), {});
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_EQ(CountOp(g->graph, "Conv"), 53);
+  EXPECT_EQ(CountOp(g->graph, "Gemm"), 1);
+  const Value* in = g->graph.FindValue(g->graph.inputs()[0]);
+  ASSERT_NE(in, nullptr);
+  EXPECT_EQ(in->shape, (std::vector<int64_t>{1, 3, 224, 224}));
+  const Value* out = g->graph.FindValue(g->graph.outputs()[0]);
+  EXPECT_EQ(out->shape, (std::vector<int64_t>{1, 1000}));
+  EXPECT_TRUE(g->warnings.empty());
+}
+
+TEST(OnnxLoader, BindsBatchAndPropagatesShapes) {
+  auto g = LoadOnnxGraph(Zoo("resnet18"), {.batch = 8});
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_EQ(g->graph.FindValue(g->graph.outputs()[0])->shape, (std::vector<int64_t>{8, 1000}));
+  // Every value a node touches has a shape.
+  for (const auto& n : g->graph.nodes()) {
+    for (const auto& o : n.outputs) EXPECT_TRUE(g->graph.FindValue(o)->shape_known()) << o;
+  }
+}
+
+TEST(OnnxLoader, EmbeddedWeightBytesAreSkippedSmallConstantsKept) {
+  ModelBuilder b;
+  b.Input("x", {"N", "3", "32", "32"}).Weight("w", {64, 3, 7, 7});
+  b.FloatConst("lo", {}, {0.0f}).FloatConst("hi", {}, {6.0f});
+  b.Node("Conv", {"x", "w"}, {"c"});
+  b.Node("Clip", {"c", "lo", "hi"}, {"y"});
+  b.Output("y");
+  const std::string path = b.Write("embedded.onnx");
+  ModelReadStats stats;
+  ASSERT_TRUE(ReadModelProto(path, &stats).ok());
+  EXPECT_EQ(stats.stripped_initializers, 1);
+  EXPECT_GE(stats.skipped_data_bytes, 64 * 3 * 7 * 7 * 4);  // 37632 bytes of W never copied
+  EXPECT_EQ(stats.external_initializers, 0);
+
+  auto g = LoadOnnxGraph(path, {});
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  const Value* w = g->graph.FindValue("w");
+  EXPECT_TRUE(w->is_initializer);
+  EXPECT_EQ(w->shape, (std::vector<int64_t>{64, 3, 7, 7}));
+  EXPECT_FALSE(w->constant.has_value());
+  ASSERT_TRUE(g->graph.FindValue("hi")->constant.has_value());
+  EXPECT_EQ((*g->graph.FindValue("hi")->constant)[0], 6.0);
+  EXPECT_EQ(g->graph.FindValue("y")->shape, (std::vector<int64_t>{1, 64, 26, 26}));
+}
+
+TEST(OnnxLoader, ExternalWeightsWithAbsentFileLoad) {
+  ModelBuilder b;
+  b.Input("x", {"N", "3", "8", "8"}).Weight("w", {4, 3, 3, 3}, /*external=*/true);
+  b.Node("Conv", {"x", "w"}, {"y"});
+  b.Output("y");
+  ModelReadStats stats;
+  auto g = LoadOnnxGraph(b.Write("external.onnx"), {});
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_EQ(g->read_stats.external_initializers, 1);
+  EXPECT_EQ(g->read_stats.missing_external_files, 1);
+  EXPECT_EQ(g->graph.FindValue("y")->shape, (std::vector<int64_t>{1, 4, 6, 6}));
+}
+
+TEST(OnnxLoader, MissingFileIsNotFound) {
+  auto g = LoadOnnxGraph("/nonexistent/model.onnx", {});
+  ASSERT_FALSE(g.ok());
+  EXPECT_TRUE(g.status().IsNotFound());
+  EXPECT_EQ(g.status().message(), "no such file");
+  EXPECT_EQ(g.status().where(), "/nonexistent/model.onnx");
+}
+
+TEST(OnnxLoader, EmptyFileIsParseError) {
+  auto g = LoadOnnxGraph(hase::testing::WriteFile("empty.onnx", ""), {});
+  ASSERT_FALSE(g.ok());
+  EXPECT_TRUE(g.status().IsParse());
+  EXPECT_EQ(g.status().message(), "not a valid ONNX model: the file is empty");
+}
+
+TEST(OnnxLoader, TruncatedFileIsParseError) {
+  std::ifstream f(Zoo("resnet18"), std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::string bytes = ss.str();
+  ASSERT_GT(bytes.size(), 1000u);
+  auto g = LoadOnnxGraph(hase::testing::WriteFile("truncated.onnx", bytes.substr(0, bytes.size() * 6 / 10)), {});
+  ASSERT_FALSE(g.ok());
+  EXPECT_TRUE(g.status().IsParse());
+  EXPECT_NE(g.status().message().find("not a valid ONNX model: truncated or corrupt protobuf"),
+            std::string::npos) << g.status().ToString();
+  EXPECT_NE(g.status().where().find("byte "), std::string::npos);
+}
+
+TEST(OnnxLoader, TextFileIsNotOnnx) {
+  auto g = LoadOnnxGraph(hase::testing::WriteFile("readme.onnx", "# not a model\nhello\n"), {});
+  ASSERT_FALSE(g.ok());
+  EXPECT_TRUE(g.status().IsParse());
+  EXPECT_EQ(g.status().message().rfind("not a valid ONNX model", 0), 0u) << g.status().ToString();
+}
+
+TEST(OnnxLoader, ValidProtobufWithoutGraphIsNotOnnx) {
+  onnx::ModelProto m;
+  m.set_ir_version(7);
+  auto g = LoadOnnxGraph(hase::testing::WriteFile("nograph.onnx", m.SerializeAsString()), {});
+  ASSERT_FALSE(g.ok());
+  EXPECT_TRUE(g.status().IsParse());
+  EXPECT_EQ(g.status().message(), "not a valid ONNX model: no graph in the file");
+}
+
+TEST(OnnxLoader, AcceptsOpsets7To17RejectsOthers) {
+  for (int64_t opset : {7, 11, 13, 17}) {
+    auto g = LoadOnnxGraph(ConvRelu(opset).Write("opset.onnx"), {});
+    EXPECT_TRUE(g.ok()) << opset << ": " << g.status().ToString();
+  }
+  for (int64_t opset : {6, 18}) {
+    auto g = LoadOnnxGraph(ConvRelu(opset).Write("opset_bad.onnx"), {});
+    ASSERT_FALSE(g.ok());
+    EXPECT_TRUE(g.status().IsUnsupported());
+    EXPECT_EQ(g.status().message(), "ai.onnx opset " + std::to_string(opset) + " is outside 7–17");
+  }
+}
+
+TEST(OnnxLoader, UnboundDynamicDimIsInvalidArgument) {
+  ModelBuilder b;
+  b.Input("x", {"N", "3", "H", "W"}).Weight("w", {4, 3, 3, 3});
+  b.Node("Conv", {"x", "w"}, {"y"});
+  b.Output("y");
+  const std::string path = b.Write("dynamic_hw.onnx");
+  auto g = LoadOnnxGraph(path, {});
+  ASSERT_FALSE(g.ok());
+  EXPECT_TRUE(g.status().IsInvalidArgument());
+  EXPECT_EQ(g.status().message(), "dynamic dim 2 ('H') of graph input 'x' is not bound");
+  EXPECT_NE(g.status().hint().find("--input-shape"), std::string::npos);
+
+  auto ok = LoadOnnxGraph(path, {.batch = 2, .input_shape = {3, 64, 48}});
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->graph.FindValue("y")->shape, (std::vector<int64_t>{2, 4, 62, 46}));
+
+  auto bad_rank = LoadOnnxGraph(path, {.input_shape = {64, 48}});
+  ASSERT_FALSE(bad_rank.ok());
+  EXPECT_TRUE(bad_rank.status().IsInvalidArgument());
+  EXPECT_EQ(bad_rank.status().message(),
+            "--input-shape 64x48 has 2 dims but graph input 'x' has rank 4");
+
+  auto unbound_batch = LoadOnnxGraph(path, {.batch = 0, .input_shape = {3, 8, 8}});
+  ASSERT_FALSE(unbound_batch.ok());
+  EXPECT_EQ(unbound_batch.status().message(), "dynamic dim 0 ('N') of graph input 'x' is not bound");
+}
+
+TEST(OnnxLoader, OverridingAFixedDimWarns) {
+  auto g = LoadOnnxGraph(Zoo("resnet18"), {.input_shape = {3, 320, 320}});
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  ASSERT_EQ(g->warnings.size(), 2u);
+  EXPECT_EQ(g->warnings[0], "graph input 'input' dim 2 is fixed to 224 in the model; overridden with 320");
+}
+
+TEST(OnnxLoader, UnknownOpGetsInputShapeAndWarning) {
+  ModelBuilder b;
+  b.Input("x", {"N", "3", "8", "8"});
+  b.Node("FooBar", {"x"}, {"f"}, "com.example");
+  b.Node("Relu", {"f"}, {"y"});
+  b.Output("y");
+  auto g = LoadOnnxGraph(b.Write("unknown_op.onnx"), {});
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  ASSERT_EQ(g->unknown_op_nodes.size(), 1u);
+  ASSERT_EQ(g->warnings.size(), 1u);
+  EXPECT_EQ(g->warnings[0].rfind("unknown op 'FooBar' (domain 'com.example') at node 'FooBar_1'", 0), 0u)
+      << g->warnings[0];
+  EXPECT_EQ(g->graph.FindValue("y")->shape, (std::vector<int64_t>{1, 3, 8, 8}));
+}
+
+TEST(OnnxLoader, ShapeUnknownAfterInferenceIsInvalidArgument) {
+  ModelBuilder b;
+  b.Input("x", {"N", "3", "8", "8"}).Input("s", {"4"}, /*elem_type=*/7);
+  b.Node("Reshape", {"x", "s"}, {"r"});
+  b.Node("Relu", {"r"}, {"y"});
+  b.Output("y");
+  auto g = LoadOnnxGraph(b.Write("data_dependent.onnx"), {});
+  ASSERT_FALSE(g.ok());
+  EXPECT_TRUE(g.status().IsInvalidArgument());
+  EXPECT_EQ(g.status().message(), "shape of tensor 'r' is unknown after shape inference");
+  EXPECT_NE(g.status().where().find("node 'Reshape_1' (Reshape)"), std::string::npos);
+}
+
+TEST(OnnxLoader, ConstantNodesBecomeInitializers) {
+  ModelBuilder b;
+  b.Input("x", {"N", "4"});
+  auto* c = b.Node("Constant", {}, {"shape"});
+  auto* a = c->add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  a->mutable_t()->set_data_type(onnx::TensorProto::INT64);
+  a->mutable_t()->add_dims(2);
+  a->mutable_t()->add_int64_data(2);
+  a->mutable_t()->add_int64_data(2);
+  b.Node("Reshape", {"x", "shape"}, {"y"});
+  b.Output("y");
+  auto g = LoadOnnxGraph(b.Write("constant.onnx"), {});
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_EQ(g->graph.LiveNodeCount(), 1);
+  EXPECT_TRUE(g->graph.IsConstant("shape"));
+  EXPECT_EQ(*g->graph.FindValue("shape")->constant, (std::vector<double>{2, 2}));
+  EXPECT_EQ(g->graph.FindValue("y")->shape, (std::vector<int64_t>{2, 2}));
+}
+
+TEST(OnnxLoader, ParseShape) {
+  EXPECT_EQ(*ParseShape("3x640x640"), (std::vector<int64_t>{3, 640, 640}));
+  EXPECT_EQ(*ParseShape("1,3,224,224"), (std::vector<int64_t>{1, 3, 224, 224}));
+  for (const char* bad : {"", "3x", "3xax4", "0x3", "-1x2"}) {
+    auto s = ParseShape(bad);
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_TRUE(s.status().IsInvalidArgument());
+  }
+}
+
+TEST(OrtTopologicalOrder, VisitsHigherIndexProducersFirstFromTheLeaves) {
+  // Diamond a → {b, c} → d: ORT's stack pops the higher-index producer c first, so it emits
+  // a, c, b, d; once b is re-created by a fusion (new, higher index) the order is a, b, c, d.
+  ModelBuilder m;
+  m.Input("x", {"1", "4"});
+  m.Node("Relu", {"x"}, {"a"});
+  m.Node("Relu", {"a"}, {"b"});
+  m.Node("Relu", {"a"}, {"c"});
+  m.Node("Add", {"b", "c"}, {"d"});
+  m.Output("d");
+  auto g = LoadOnnxGraph(m.Write("diamond.onnx"), {});
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(OrtTopologicalOrder(g->graph), (std::vector<NodeId>{0, 2, 1, 3}));
+  g->graph.mutable_node(1).order_key = g->graph.NewOrderKey();
+  EXPECT_EQ(OrtTopologicalOrder(g->graph), (std::vector<NodeId>{0, 1, 2, 3}));
+}
+
+}  // namespace
+}  // namespace hase::graph
