@@ -1,0 +1,138 @@
+// `hase kernels` end to end: output formats, and one message + exit code per bad input.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "graph/test_models.h"
+#include "testing.h"
+
+namespace hase {
+namespace {
+
+using hase::testing::HaseBin;
+using hase::testing::ModelBuilder;
+using hase::testing::RunCommand;
+
+std::string Zoo(const std::string& name) {
+  return hase::testing::SourceDir() + "/models/" + name + ".onnx";
+}
+
+hase::testing::CommandResult Kernels(const std::string& args) {
+  return RunCommand(HaseBin() + " kernels " + args);
+}
+
+TEST(KernelsCli, JsonOfResNet50) {
+  auto r = Kernels(Zoo("resnet50") + " --format json --batch 4");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("totals").at("kernels"), 57);
+  EXPECT_EQ(j.at("batch"), 4);
+  EXPECT_NEAR(j.at("totals").at("macs").get<double>() / 4e9, 4.089, 0.001);
+}
+
+TEST(KernelsCli, TableCsvAndProfiles) {
+  auto t = Kernels(Zoo("resnet50"));
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_NE(t.out.find("FusedConv(Add,Relu)"), std::string::npos);
+  EXPECT_NE(t.out.find("total: 57 kernels, 4.089 GMAC"), std::string::npos);
+  auto c = Kernels(Zoo("resnet50") + " --format csv --profile ort-cpu");
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_EQ(std::count(c.out.begin(), c.out.end(), '\n'), 1 + 89);
+  auto n = Kernels(Zoo("vgg11") + " --profile none --format csv");
+  ASSERT_EQ(n.exit_code, 0) << n.err;
+  EXPECT_EQ(std::count(n.out.begin(), n.out.end(), '\n'), 1 + 28);
+}
+
+TEST(KernelsCli, MissingFile) {
+  auto r = Kernels("/nonexistent/m.onnx");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.err, "hase: error: not found: /nonexistent/m.onnx: no such file "
+                   "(check the path to the .onnx model)\n");
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(KernelsCli, TruncatedAndNonOnnxFiles) {
+  const std::string text = hase::testing::WriteFile("notes.onnx", "just some text\n");
+  auto r = Kernels(text);
+  EXPECT_EQ(r.exit_code, 5);
+  EXPECT_EQ(r.err.rfind("hase: error: parse error: " + text, 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("not a valid ONNX model"), std::string::npos) << r.err;
+
+  ModelBuilder b;
+  b.Input("x", {"N", "3", "64", "64"}).Weight("w", {64, 3, 7, 7});
+  b.Node("Conv", {"x", "w"}, {"y"});
+  b.Output("y");
+  const std::string full = b.model().SerializeAsString();
+  const std::string cut = hase::testing::WriteFile("cut.onnx", full.substr(0, full.size() / 2));
+  auto t = Kernels(cut);
+  EXPECT_EQ(t.exit_code, 5);
+  EXPECT_NE(t.err.find("not a valid ONNX model: truncated or corrupt protobuf"), std::string::npos)
+      << t.err;
+}
+
+TEST(KernelsCli, UnknownOpWarnsAndStrictFails) {
+  ModelBuilder b;
+  b.Input("x", {"N", "3", "8", "8"});
+  b.Node("FooBar", {"x"}, {"f"}, "com.example");
+  b.Node("Relu", {"f"}, {"y"});
+  b.Output("y");
+  const std::string path = b.Write("cli_unknown.onnx");
+  auto r = Kernels(path);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.rfind("hase: warning: unknown op 'FooBar' (domain 'com.example') at node "
+                        "'FooBar_1'", 0), 0u) << r.err;
+  auto s = Kernels(path + " --strict");
+  EXPECT_EQ(s.exit_code, 4);
+  EXPECT_EQ(s.err, "hase: error: unsupported: " + path +
+                       ": node 'FooBar_1': unknown op 'FooBar' (drop --strict to estimate it "
+                       "conservatively)\n");
+}
+
+TEST(KernelsCli, DynamicDimsMustBeBound) {
+  ModelBuilder b;
+  b.Input("x", {"N", "3", "H", "W"}).Weight("w", {4, 3, 3, 3});
+  b.Node("Conv", {"x", "w"}, {"y"});
+  b.Output("y");
+  const std::string path = b.Write("cli_dynamic.onnx");
+  auto r = Kernels(path);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "hase: error: invalid argument: " + path +
+                       ": dynamic dim 2 ('H') of graph input 'x' is not bound (pass --input-shape "
+                       "with the dims after the batch, e.g. 3x640x640)\n");
+  auto ok = Kernels(path + " --input-shape 3x32x32 --format csv");
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("1x3x32x32,1x4x30x30"), std::string::npos) << ok.out;
+  auto bad = Kernels(path + " --input-shape 3xax32");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("bad shape '3xax32'"), std::string::npos);
+}
+
+TEST(KernelsCli, ShapeUnknownAfterInference) {
+  ModelBuilder b;
+  b.Input("x", {"N", "3", "8", "8"}).Input("s", {"4"}, 7);
+  b.Node("Reshape", {"x", "s"}, {"r"});
+  b.Node("Relu", {"r"}, {"y"});
+  b.Output("y");
+  const std::string path = b.Write("cli_unknown_shape.onnx");
+  auto r = Kernels(path);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("node 'Reshape_1' (Reshape): shape of tensor 'r' is unknown after shape "
+                       "inference"), std::string::npos) << r.err;
+}
+
+TEST(KernelsCli, UnsupportedOpsetAndProfile) {
+  ModelBuilder b(18);
+  b.Input("x", {"N", "4"});
+  b.Node("Relu", {"x"}, {"y"});
+  b.Output("y");
+  auto r = Kernels(b.Write("opset18.onnx"));
+  EXPECT_EQ(r.exit_code, 4);
+  EXPECT_NE(r.err.find("ai.onnx opset 18 is outside 7–17"), std::string::npos) << r.err;
+  auto p = Kernels(Zoo("resnet18") + " --profile tensorrt");
+  EXPECT_EQ(p.exit_code, 4);
+  EXPECT_EQ(p.err, "hase: error: unsupported: --profile: unknown fusion profile 'tensorrt' (use "
+                   "one of: ort-cuda, ort-cpu, none)\n");
+}
+
+}  // namespace
+}  // namespace hase
