@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# hase kernels vs onnxruntime-node's graph optimisation, on full-weight files, in one run.
+#   bench/kernels_vs_ort.sh [BUILD_DIR]      (default build/)
+# Generates full-weight VGG-16 (~550 MB) and ResNet-50 (~100 MB) from the weight-free zoo with
+# hase_materialize into BUILD_DIR/bench/ (never committed; reused on later runs), then times
+#   - `hase kernels FILE` pinned to one core (taskset -c 0), best of 5, wall clock;
+#   - onnxruntime-node InferenceSession.create(FILE, level "extended", CPU EP), as reported by
+#     tools/ort/optimized_ops.js (optimize_ms; includes ORT's model load and its writing of the
+#     optimised model), same file, same run.
+# Target: hase ≤ 1 s for VGG-16 on one core.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${1:-build}
+HASE=$BUILD/src/cli/hase
+MAT=$BUILD/tools/hase_materialize
+[ -x "$HASE" ] && [ -x "$MAT" ] || { echo "build hase and hase_materialize first: cmake --build $BUILD --target hase hase_materialize" >&2; exit 2; }
+mkdir -p "$BUILD/bench"
+have_ort=0
+[ -f tools/ort/node_modules/onnxruntime-node/package.json ] && have_ort=1
+
+printf '%-10s %9s %14s %14s %14s\n' model "file MB" "hase 1 core s" "kernels" "ORT optimise s"
+for m in vgg16 resnet50; do
+  full=$BUILD/bench/$m.full.onnx
+  [ -f "$full" ] || "$MAT" "models/$m.onnx" "$full" >/dev/null
+  mb=$(( $(stat -c %s "$full") / 1000000 ))
+  best=""
+  for i in 1 2 3 4 5; do
+    s=$( { /usr/bin/time -f '%e' taskset -c 0 "$HASE" kernels "$full" --format csv > "$BUILD/bench/$m.csv"; } 2>&1 | tail -1 )
+    best=$(python3 -c "print(min(float('$s'), float('${best:-1e9}')))")
+  done
+  n=$(( $(wc -l < "$BUILD/bench/$m.csv") - 1 ))
+  ort="-"
+  if [ $have_ort = 1 ]; then
+    ort=$(node tools/ort/optimized_ops.js "$full" | python3 -c "import json,sys; print('%.2f' % (json.load(sys.stdin)['optimize_ms']/1000))")
+  fi
+  printf '%-10s %9s %14s %14s %14s\n' "$m" "$mb" "$best" "$n" "$ort"
+done
