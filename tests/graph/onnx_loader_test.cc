@@ -246,6 +246,27 @@ TEST(OnnxLoader, ConstantNodesBecomeInitializers) {
   EXPECT_EQ(g->graph.FindValue("y")->shape, (std::vector<int64_t>{2, 2}));
 }
 
+TEST(OnnxLoader, FilesOver2GBAreUnsupported) {
+  const std::string path = hase::testing::TestTempDir() + "/huge.onnx";
+  {
+    std::ofstream f(path, std::ios::binary);
+  }
+  std::filesystem::resize_file(path, (int64_t{1} << 31) + 1);  // sparse: no disk used
+  auto g = ReadModelProto(path);
+  std::filesystem::remove(path);
+  ASSERT_FALSE(g.ok());
+  EXPECT_TRUE(g.status().IsUnsupported());
+  EXPECT_EQ(g.status().message(), "file is 2147483649 bytes, over protobuf's 2 GB message limit");
+}
+
+TEST(OnnxLoader, ResolutionAModelFixesFailsWithAHint) {
+  auto g = LoadOnnxGraph(Zoo("yolov8n"), {.input_shape = {3, 320, 320}});
+  ASSERT_FALSE(g.ok());
+  EXPECT_TRUE(g.status().IsInvalidArgument());
+  EXPECT_EQ(g.status().message().rfind("ONNX shape inference failed", 0), 0u);
+  EXPECT_NE(g.status().hint().find("fixed to 640"), std::string::npos) << g.status().hint();
+}
+
 TEST(OnnxLoader, ParseShape) {
   EXPECT_EQ(*ParseShape("3x640x640"), (std::vector<int64_t>{3, 640, 640}));
   EXPECT_EQ(*ParseShape("1,3,224,224"), (std::vector<int64_t>{1, 3, 224, 224}));

@@ -382,7 +382,13 @@ Result<LoadedGraph> LoadOnnxGraph(const std::string& path, const LoadOptions& op
     if (o.type().has_tensor_type()) o.mutable_type()->mutable_tensor_type()->clear_shape();
   }
   std::vector<std::string> unknown_nodes;
-  HASE_RETURN_IF_ERROR(InferAll(&model, path, &out.warnings, &unknown_nodes));
+  const bool overrode_fixed_dims = !out.warnings.empty();  // only BindInputs warned so far
+  if (Status s = InferAll(&model, path, &out.warnings, &unknown_nodes); !s.ok()) {
+    if (!overrode_fixed_dims) return s;
+    return Status::InvalidArgument(s.message(), s.where(),
+                                   "the model fixes its input dims and may not support the ones "
+                                   "given; " + out.warnings.front());
+  }
 
   // Build the Graph.
   Graph& graph = out.graph;

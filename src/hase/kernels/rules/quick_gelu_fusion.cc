@@ -33,10 +33,7 @@ std::optional<QuickGeluFound> QuickGeluFusion::Match(const graph::Graph& g,
   }
   const graph::Node& m = g.node(mul);
   const std::string& other = m.inputs[0] == sig.outputs[0] ? m.inputs[1] : m.inputs[0];
-  if (other != f.x) {
-    if (f.alpha_mul == graph::kNoNode) return std::nullopt;
-    return std::nullopt;
-  }
+  if (other != f.x) return std::nullopt;
   f.mul = mul;
   return f;
 }

@@ -23,8 +23,6 @@ bool IsOp(const graph::Node& n, const char* op) {
   return !n.removed && n.domain.empty() && n.op_type == op;
 }
 
-bool OpsetAtLeast(const graph::Graph& g, int64_t since) { return g.opset("") >= since; }
-
 int32_t ElemType(const graph::Graph& g, const std::string& value) {
   const graph::Value* v = g.FindValue(value);
   return v ? v->elem_type : 0;

@@ -16,9 +16,6 @@ graph::NodeId LoneConsumer(const graph::Graph& g, graph::NodeId id);
 // True when `n` is op `op` in the ai.onnx domain.
 bool IsOp(const graph::Node& n, const char* op);
 
-// True when the ai.onnx opset of `g` is at least `since`.
-bool OpsetAtLeast(const graph::Graph& g, int64_t since);
-
 // Element type of `value` (ONNX number), 0 when unknown.
 int32_t ElemType(const graph::Graph& g, const std::string& value);
 
