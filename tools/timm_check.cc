@@ -3,7 +3,10 @@
 // tensor-core path is used).
 //
 //   build/tools/timm_check --timm-dir ../shared/data/models/timm --models-dir models
-//       [--fit 'rtx3090'] [--fusion none|ort-cuda] [--eager-bn] [--dynamo]
+//       [--fusion none|ort-cuda] [--eager-bn] [--dynamo] [--fit REGEX | --leave-gpu-out]
+//       [--min-r2 X] [-v]
+// The figure reported in docs/predictor.md:
+//   timm_check --fusion none --eager-bn --leave-gpu-out
 //
 // For every row whose timm model maps to a zoo ONNX file, builds the KernelList at the row's
 // batch and resolution, predicts with PredictModel (Precision::kTensor, idle GPU) and compares
@@ -19,6 +22,7 @@
 // is what eager PyTorch launches. --dynamo scores the torch.compile files instead.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -146,17 +150,14 @@ double Loss(const std::vector<const Row*>& rows, const GpuCatalog& cat, const An
 AnalyticParams Fit(const std::vector<const Row*>& rows, const GpuCatalog& cat, AnalyticParams p) {
   const int conv = static_cast<int>(KernelFamily::kConv);
   const int gconv = static_cast<int>(KernelFamily::kGroupedConv);
-  const int gemm = static_cast<int>(KernelFamily::kGemm);
   std::vector<std::pair<const char*, double*>> knobs = {
       {"tensor_eff", &p.tensor_eff},
       {"memory_eff[conv]", &p.memory_eff[conv]},
-      {"memory_eff[gemm]", &p.memory_eff[gemm]},
       {"compute_eff[grouped_conv]", &p.compute_eff[gconv]},
       {"memory_eff[grouped_conv]", &p.memory_eff[gconv]},
       {"memory_eff[elementwise]", &p.memory_eff[static_cast<int>(KernelFamily::kElementwise)]},
       {"memory_eff[pooling]", &p.memory_eff[static_cast<int>(KernelFamily::kPooling)]},
       {"memory_eff[normalization]", &p.memory_eff[static_cast<int>(KernelFamily::kNormalization)]},
-      {"memory_eff[data_movement]", &p.memory_eff[static_cast<int>(KernelFamily::kDataMovement)]},
   };
   double best = Loss(rows, cat, p);
   for (double step : {2.0, 1.4, 1.15, 1.05}) {
@@ -184,7 +185,7 @@ AnalyticParams Fit(const std::vector<const Row*>& rows, const GpuCatalog& cat, A
   return p;
 }
 
-void Report(const char* title, const std::vector<const Row*>& rows, const GpuCatalog& cat,
+Metrics Report(const char* title, const std::vector<const Row*>& rows, const GpuCatalog& cat,
             const AnalyticParams& p, bool verbose) {
   std::map<std::string, std::vector<std::pair<double, double>>> by_file, by_family;
   std::vector<std::pair<double, double>> all;
@@ -207,6 +208,7 @@ void Report(const char* title, const std::vector<const Row*>& rows, const GpuCat
   for (auto& [f, v] : by_file) line("file " + f, Score(v));
   for (auto& [f, v] : by_family) line("family " + f, Score(v));
   line("ALL", Score(all));
+  return Score(all);
 }
 
 }  // namespace
@@ -214,7 +216,8 @@ void Report(const char* title, const std::vector<const Row*>& rows, const GpuCat
 int main(int argc, char** argv) {
   CLI::App app{"timm_check: hase model-level latency vs timm measured throughput"};
   std::string timm_dir = "../shared/data/models/timm", models_dir = "models", fit, fusion = "none";
-  bool eager_bn = false, dynamo = false, verbose = false;
+  bool eager_bn = false, dynamo = false, verbose = false, lgo = false;
+  double min_r2 = -1e9;
   app.add_option("--timm-dir", timm_dir, "folder with benchmark-infer-amp-nchw-*.csv");
   app.add_option("--models-dir", models_dir, "folder with the zoo's .onnx files");
   app.add_option("--fit", fit, "regex of file names to fit AnalyticParams on (scored apart)");
@@ -222,7 +225,17 @@ int main(int argc, char** argv) {
   app.add_flag("--eager-bn", eager_bn, "re-insert PyTorch-eager BatchNorm passes after Conv");
   app.add_flag("--dynamo", dynamo, "score the torch.compile (-dynamo) files instead");
   app.add_flag("-v,--verbose", verbose, "print every row");
+  app.add_flag("--leave-gpu-out", lgo,
+               "for each GPU: fit on the other GPUs' files, score on this GPU's; report all");
+  app.add_option("--min-r2", min_r2,
+                 "exit 1 when the overall (or leave-one-GPU-out pooled) R2 is below this");
   CLI11_PARSE(app, argc, argv);
+
+  if (!fs::is_directory(timm_dir)) {
+    const char* ci = std::getenv("CI");
+    std::fprintf(stderr, "timm_check: no timm data at %s\n", timm_dir.c_str());
+    return ci != nullptr && std::string(ci) == "true" ? 1 : 77;  // 77 = ctest skip
+  }
 
   auto cat = GpuCatalog::Builtin();
   if (!cat.ok()) {
@@ -320,16 +333,51 @@ int main(int argc, char** argv) {
 
   AnalyticParams params = DefaultAnalyticParams();
   std::vector<const Row*> fit_rows, score_rows;
+  if (lgo) {
+    std::map<std::string, std::vector<const Row*>> by_gpu;
+    for (const Row& r : usable) by_gpu[r.gpu_id].push_back(&r);
+    std::map<const Row*, AnalyticParams> params_of;
+    for (auto& [gpu, held] : by_gpu) {
+      std::vector<const Row*> train;
+      for (const Row& r : usable) {
+        if (r.gpu_id != gpu) train.push_back(&r);
+      }
+      std::printf("\n-- leave out %s (%zu rows), fit on %zu rows\n", gpu.c_str(), held.size(),
+                  train.size());
+      const AnalyticParams p = Fit(train, *cat, params);
+      Report(("HELD-OUT GPU " + gpu).c_str(), held, *cat, p, verbose);
+      for (const Row* r : held) params_of[r] = p;
+    }
+    // Pooled: every row predicted by the model fitted without its GPU.
+    std::map<std::string, std::vector<std::pair<double, double>>> by_family;
+    std::vector<std::pair<double, double>> pooled;
+    for (auto& [r, p] : params_of) {
+      const double pred = Predict(*r, *cat, p);
+      by_family[r->family].push_back({pred, r->samples_per_s});
+      by_family["gpu " + r->gpu_id].push_back({pred, r->samples_per_s});
+      pooled.push_back({pred, r->samples_per_s});
+    }
+    std::printf("\nLEAVE-ONE-GPU-OUT, pooled (each row predicted by the fit without its GPU)\n");
+    std::printf("  %-58s %5s %8s %8s %8s\n", "group", "n", "R2", "R2(log)", "MAPE%");
+    for (auto& [f, v] : by_family) {
+      const Metrics m = Score(v);
+      std::printf("  %-58s %5d %8.3f %8.3f %8.1f\n", f.c_str(), m.n, m.r2, m.r2_log, m.mape);
+    }
+    const Metrics m = Score(pooled);
+    std::printf("  %-58s %5d %8.3f %8.3f %8.1f\n", "ALL", m.n, m.r2, m.r2_log, m.mape);
+    return m.r2 >= min_r2 ? 0 : 1;
+  }
   if (!fit.empty()) {
     const std::regex re(fit);
     for (const Row& r : usable) (std::regex_search(r.file, re) ? fit_rows : score_rows).push_back(&r);
     params = Fit(fit_rows, *cat, params);
     Report("FIT SET (in-sample, parameters fitted here)", fit_rows, *cat, params, verbose);
-    Report("HELD-OUT FILES (scored with the parameters fitted above)", score_rows, *cat, params,
-           verbose);
+    const Metrics m = Report("HELD-OUT FILES (scored with the parameters fitted above)",
+                             score_rows, *cat, params, verbose);
+    return m.r2 >= min_r2 ? 0 : 1;
   } else {
     for (const Row& r : usable) score_rows.push_back(&r);
-    Report("ALL FILES (DefaultAnalyticParams)", score_rows, *cat, params, verbose);
+    const Metrics m = Report("ALL FILES (DefaultAnalyticParams)", score_rows, *cat, params, verbose);
+    return m.r2 >= min_r2 ? 0 : 1;
   }
-  return 0;
 }

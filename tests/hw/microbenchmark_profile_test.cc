@@ -14,8 +14,13 @@ TEST(MicrobenchmarkProfile, DerivedFromSpec) {
   MicrobenchmarkProfile p = DerivedProfile(*v100);
   EXPECT_FALSE(p.measured);
   EXPECT_DOUBLE_EQ(p.dram_bandwidth_gbps, 0.85 * 900);
-  EXPECT_DOUBLE_EQ(p.fp32_tflops, 0.85 * 15.7);
-  EXPECT_DOUBLE_EQ(p.tensor_fp16_tflops, 0.75 * 125);
+  // 300 W / 80 SMs = 3.75 W/SM < 4.0: clock fraction (3.75/4)^(1/3) = 0.97872.
+  EXPECT_NEAR(SustainedClockFraction(*v100), 0.978718, 1e-6);
+  EXPECT_NEAR(p.fp32_tflops, 0.85 * 15.7 * 0.978718, 1e-5);
+  EXPECT_NEAR(p.tensor_fp16_tflops, 0.75 * 125 * 0.978718, 1e-4);
+  // T4: 70 W / 40 SMs → (1.75/4)^(1/3) = 0.7591; A100 SXM4 400 W / 108 → 0.9745; H100 SXM 1.
+  EXPECT_NEAR(SustainedClockFraction(**cat->Find("t4")), 0.759147, 1e-6);
+  EXPECT_DOUBLE_EQ(SustainedClockFraction(**cat->Find("h100")), 1.0);
   EXPECT_DOUBLE_EQ(p.launch_overhead_us, 5.0);
   EXPECT_NEAR(p.h2d_gbps, 0.8 * 15.76, 1e-9);
 }
@@ -35,7 +40,8 @@ TEST(MicrobenchmarkProfile, ParsesPartialMeasurementAndJson) {
   EXPECT_TRUE(p->measured);
   EXPECT_DOUBLE_EQ(p->dram_bandwidth_gbps, 1370.5);
   EXPECT_DOUBLE_EQ(p->launch_overhead_us, 3.2);
-  EXPECT_DOUBLE_EQ(p->fp32_tflops, 0.85 * 19.5);  // not measured: derived
+  EXPECT_NEAR(p->fp32_tflops, 0.85 * 19.5 * SustainedClockFraction(**cat->Find("a100")),
+              1e-9);  // not measured: derived
 
   auto j = ParseMicrobenchmarkProfile(
       R"({"format": "hase-microbenchmark-profile/1", "gpu": "t4", "fp32_tflops": 7.0})", "p.json",

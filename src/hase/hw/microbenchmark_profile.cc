@@ -3,6 +3,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -11,17 +13,24 @@
 
 namespace hase {
 
+double SustainedClockFraction(const GpuSpec& spec) {
+  if (spec.tdp_w <= 0 || spec.sms <= 0) return 1.0;
+  const double w_per_sm = spec.tdp_w / spec.sms;
+  return std::min(1.0, std::cbrt(w_per_sm / ProfileEfficiency::kWattsPerSmAtBoost));
+}
+
 MicrobenchmarkProfile DerivedProfile(const GpuSpec& spec) {
   using E = ProfileEfficiency;
+  const double clock = SustainedClockFraction(spec);
   MicrobenchmarkProfile p;
   p.gpu = spec.id;
   p.source = "derived from datasheet (ProfileEfficiency factors)";
   p.measured = false;
   p.dram_bandwidth_gbps = E::kDram * spec.memory_bandwidth_gbps;
   p.l2_bandwidth_gbps = E::kL2OverDram * spec.memory_bandwidth_gbps;
-  p.fp32_tflops = E::kFp32 * spec.fp32_tflops;
-  p.fp16_tflops = E::kFp16 * spec.fp16_tflops;
-  p.tensor_fp16_tflops = E::kTensor * spec.tensor_fp16_tflops;
+  p.fp32_tflops = E::kFp32 * clock * spec.fp32_tflops;
+  p.fp16_tflops = E::kFp16 * clock * spec.fp16_tflops;
+  p.tensor_fp16_tflops = E::kTensor * clock * spec.tensor_fp16_tflops;
   p.launch_overhead_us = E::kLaunchOverheadUs;
   p.h2d_gbps = E::kPcie * spec.pcie_peak_gbps();
   p.d2h_gbps = E::kPcie * spec.pcie_peak_gbps();

@@ -45,9 +45,22 @@ struct ProfileEfficiency {
   static constexpr double kTensor = 0.75;
   static constexpr double kPcie = 0.80;
   static constexpr double kLaunchOverheadUs = 5.0;
+  // Board power per SM at which a GPU sustains its boost clock under dense math, W. Below it the
+  // power limit lowers the clock: see SustainedClockFraction.
+  static constexpr double kWattsPerSmAtBoost = 4.0;
 };
 
-// A profile derived from the datasheet: every figure = ProfileEfficiency factor × spec peak.
+// Fraction of the boost clock a GPU sustains under dense FP32/FP16/tensor math, limited by its
+// board power:  min(1, (tdp_w / (sms × kWattsPerSmAtBoost))^(1/3)).
+// The cube root: dynamic power ∝ f·V² with V roughly ∝ f in the DVFS range, so P ∝ f³.
+// kWattsPerSmAtBoost = 4.0 W/SM is set from the T4 (70 W, 40 SMs = 1.75 W/SM) sustaining about
+// 1.2 GHz of its 1.59 GHz boost under tensor load (0.76 = (1.75/4.0)^(1/3)). Effect: 1 for most
+// 250–700 W parts; T4 0.76, L4 0.68, A10 0.80, L40 0.81, RTX PRO 6000 Max-Q 0.74, RTX 4090 0.96.
+// 1 when tdp_w or sms is unknown (0).
+double SustainedClockFraction(const GpuSpec& spec);
+
+// A profile derived from the datasheet: every figure = ProfileEfficiency factor × spec peak;
+// the compute peaks (FP32, FP16, tensor) are also scaled by SustainedClockFraction(spec).
 MicrobenchmarkProfile DerivedProfile(const GpuSpec& spec);
 
 // Parses one profile document (docs/microbenchmark-profile.md). Fields that are absent or 0
