@@ -79,6 +79,28 @@ TEST(PredictCli, BadInputs) {
   EXPECT_EQ(batch.exit_code, 2) << batch.err;
 }
 
+TEST(PredictCli, MeasuredProfileIsUsed) {
+  const std::string dir = ::testing::TempDir();
+  const std::string slow = dir + "/t4_slow.yaml", other = dir + "/a100.yaml";
+  // A T4 that reaches only 2 TFLOP/s FP32: the prediction must get slower than the derived one.
+  ASSERT_EQ(RunCommand("printf 'format: hase-microbenchmark-profile/1\\ngpu: Tesla T4\\n"
+                       "tool: test\\nfp32_tflops: 2.0\\n' > " + slow).exit_code, 0);
+  ASSERT_EQ(RunCommand("printf 'format: hase-microbenchmark-profile/1\\ngpu: a100\\n' > " +
+                       other).exit_code, 0);
+  auto derived = Hase("predict " + Model("resnet50") + " --gpu t4 --batch 16 --format json");
+  auto measured = Hase("predict " + Model("resnet50") + " --gpu t4 --batch 16 --format json "
+                       "--profile " + slow);
+  ASSERT_EQ(derived.exit_code, 0) << derived.err;
+  ASSERT_EQ(measured.exit_code, 0) << measured.err;
+  auto jd = nlohmann::json::parse(derived.out), jm = nlohmann::json::parse(measured.out);
+  EXPECT_NE(jm["profile"].get<std::string>().find("measured"), std::string::npos);
+  EXPECT_GT(jm["latency_ms"].get<double>(), 2 * jd["latency_ms"].get<double>());
+  // A profile of another GPU type is refused.
+  auto wrong = Hase("predict " + Model("resnet50") + " --gpu t4 --profile " + other);
+  EXPECT_EQ(wrong.exit_code, 2) << wrong.err;
+  EXPECT_NE(wrong.err.find("A100-SXM4-40GB"), std::string::npos) << wrong.err;
+}
+
 TEST(GpusCli, ListsCatalog) {
   auto r = Hase("gpus --format json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
