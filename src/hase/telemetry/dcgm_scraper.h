@@ -1,0 +1,97 @@
+// DcgmScraper: polls dcgm-exporter on every node (HTTP GET of its Prometheus text, by default
+// http://<node>:9400/metrics) and keeps a GpuLoadTable of the latest LoadSnapshot per GPU.
+//
+// A failed scrape (refused, timed out, non-200, unparsable body) leaves that node's previous
+// observations in place, so their age grows; Health() then reports the scraper degraded.
+// Stale values (a timestamped exposition older than stale_after_s) are kept but also reported.
+// The service keeps scheduling on whatever the table holds (the last good estimate) and falls
+// back to analytic-only predictions for GPUs never seen.
+//
+// Thread-safety: all public methods may be called from any thread. Start() runs one background
+// thread that scrapes every interval_s; Stop() (and the destructor) joins it within about
+// timeout_s.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hase/base/status.h"
+#include "hase/telemetry/gpu_load_table.h"
+
+namespace hase::telemetry {
+
+struct ScrapeTarget {
+  std::string url;   // e.g. "http://node1:9400/metrics"
+  std::string node;  // node name used when a series carries no hostname/Hostname label
+};
+
+struct DcgmScraperOptions {
+  std::vector<ScrapeTarget> targets;
+  // Seconds between scrape rounds. dcgm-exporter refreshes its values every 30 s by default
+  // (its -c/--collect-interval is 30000 ms); scraping faster only re-reads the same values.
+  double interval_s = 10.0;
+  // Connect and read timeout of one GET, seconds. All targets are scraped in parallel.
+  double timeout_s = 2.0;
+  // An observation older than this is stale and makes Health() degraded. Default: three
+  // exporter collect intervals.
+  double stale_after_s = 90.0;
+  // Maps modelName to a catalog GPU type; may be empty.
+  GpuTypeResolver resolver;
+  // Wall clock, seconds since the epoch; tests pass a fake. Default: WallClockSeconds.
+  std::function<double()> now_s;
+};
+
+struct TargetHealth {
+  std::string url;
+  bool ok = false;               // the last scrape of this target succeeded
+  std::string last_error;        // "" when ok
+  double last_success_s = 0;     // wall time of the last good scrape, 0 = never
+  int consecutive_failures = 0;
+  int gpus = 0;                  // GPUs seen in the last good scrape
+};
+
+struct TelemetryHealth {
+  bool degraded = true;              // any target failing, any GPU stale, or nothing scraped yet
+  std::vector<std::string> reasons;  // one line per problem, for /healthz
+  std::vector<TargetHealth> targets;
+  double max_age_s = 0;              // oldest GPU observation
+};
+
+class DcgmScraper {
+ public:
+  explicit DcgmScraper(DcgmScraperOptions options);
+  ~DcgmScraper();
+  DcgmScraper(const DcgmScraper&) = delete;
+  DcgmScraper& operator=(const DcgmScraper&) = delete;
+
+  // Scrapes every target once (in parallel) and updates the table. Returns OK when all
+  // succeeded, else the first target's error (the others are still applied).
+  Status ScrapeOnce();
+
+  // Starts/stops the background loop (idempotent). The first round runs immediately.
+  void Start();
+  void Stop();
+
+  const GpuLoadTable& table() const { return table_; }
+  TelemetryHealth Health() const;
+  double Now() const { return options_.now_s(); }
+
+ private:
+  Status ScrapeTargetLocked(size_t i, double now);  // no lock held; writes health_[i] under mu_
+
+  const DcgmScraperOptions options_;
+  GpuLoadTable table_;
+  mutable std::mutex mu_;
+  std::vector<TargetHealth> health_;  // guarded by mu_, one per target
+  bool scraped_once_ = false;         // guarded by mu_
+  std::condition_variable cv_;
+  bool stop_ = false;                 // guarded by mu_
+  std::thread thread_;
+};
+
+}  // namespace hase::telemetry

@@ -1,0 +1,91 @@
+// GpuLoadTable: the latest LoadSnapshot of every GPU seen in DCGM samples, and how those
+// samples are mapped to GPUs.
+//
+// dcgm-exporter labels each series with the GPU (`gpu` = index on its node, `UUID`,
+// `modelName`, `device`, `pci_bus_id`) and the node (`Hostname`, renamed `hostname` in 2026;
+// both are accepted, lowercase first). A GPU is identified by (host, index); its UUID is kept
+// so it can also be looked up by UUID. Series carrying a non-empty `GPU_I_ID` label (MIG
+// instances) are skipped: hase schedules whole GPUs.
+//
+// Ages: a snapshot's age is `now - sample time`, where the sample time is the series'
+// timestamp when the exposition line had one (ms since the epoch, the oldest of the GPU's
+// fields) and otherwise the moment it was scraped. All times are wall-clock seconds since the
+// Unix epoch.
+//
+// Thread-safety: GroupDcgmSamples is a pure function; GpuLoadTable is safe for concurrent use.
+#pragma once
+
+#include <compare>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hase/telemetry/load_snapshot.h"
+#include "hase/telemetry/prom_text.h"
+
+namespace hase::telemetry {
+
+struct GpuKey {
+  std::string host;  // node name
+  int index = 0;     // DCGM `gpu` label: the device index on its node
+  auto operator<=>(const GpuKey&) const = default;
+};
+
+// Maps dcgm-exporter's `modelName` ("NVIDIA A100-SXM4-40GB") to a GPU catalog name
+// ("A100-SXM4-40GB"), or std::nullopt when the catalog does not know it.
+using GpuTypeResolver = std::function<std::optional<std::string>(std::string_view model_name)>;
+
+// What one GPU reported.
+struct GpuObservation {
+  GpuKey key;
+  std::string uuid;        // "GPU-…", "" when the series had no UUID label
+  std::string model_name;  // modelName label as reported
+  std::string gpu_type;    // catalog name from the resolver, "" when unresolved
+  LoadSnapshot load;       // age_s is filled by GpuLoadTable reads, 0 here
+  double sample_time_s = 0;  // wall seconds since the epoch (see file comment)
+  int fields = 0;            // number of kDcgmLoadFields stored (blank values do not count)
+};
+
+struct GroupResult {
+  std::vector<GpuObservation> gpus;  // sorted by key
+  std::vector<std::string> warnings;  // skipped series, one line each (at most 20 kept)
+};
+
+// Groups samples into one observation per GPU. Samples of metrics outside kDcgmLoadFields
+// still identify GPUs (and their model) but set no field. `fallback_host` names the node when
+// a series has neither `hostname` nor `Hostname`; `scrape_time_s` is the sample time of
+// series without a timestamp. `resolver` may be empty (gpu_type stays ""). Series without a
+// `gpu` label or with a non-integer one are skipped with a warning.
+GroupResult GroupDcgmSamples(std::span<const PromSample> samples, std::string_view fallback_host,
+                             double scrape_time_s, const GpuTypeResolver& resolver);
+
+class GpuLoadTable {
+ public:
+  GpuLoadTable() = default;
+  GpuLoadTable(const GpuLoadTable&) = delete;
+  GpuLoadTable& operator=(const GpuLoadTable&) = delete;
+
+  // Replaces the observation of each GPU in `gpus` if it is not older than the stored one.
+  void Update(std::span<const GpuObservation> gpus);
+
+  // The observation of one GPU with load.age_s = max(0, now_s - sample_time_s); std::nullopt
+  // when never seen.
+  std::optional<GpuObservation> Get(const GpuKey& key, double now_s) const;
+  std::optional<GpuObservation> GetByUuid(std::string_view uuid, double now_s) const;
+  // Every GPU seen, sorted by key, ages filled as in Get().
+  std::vector<GpuObservation> All(double now_s) const;
+
+ private:
+  mutable std::mutex mu_;
+  std::map<GpuKey, GpuObservation> gpus_;  // guarded by mu_
+};
+
+// Wall-clock seconds since the Unix epoch (the default clock of the scraper and the service).
+double WallClockSeconds();
+
+}  // namespace hase::telemetry

@@ -1,0 +1,176 @@
+// DcgmScraper against a real HTTP stand-in on 127.0.0.1: up, down, slow, garbage, stale.
+#include "hase/telemetry/dcgm_scraper.h"
+#include "hase/telemetry/http_get.h"
+
+#include <atomic>
+#include <chrono>
+
+#include <gtest/gtest.h>
+
+#include "http_stub.h"
+#include "testing.h"
+
+namespace hase::telemetry {
+namespace {
+
+using hase::testing::HttpStub;
+
+std::string Fixture(const std::string& name) {
+  return hase::testing::ReadFileForTest(hase::testing::SourceDir() + "/tests/data/telemetry/" + name);
+}
+
+struct FakeClock {
+  std::atomic<double> now{1.7e9};
+  std::function<double()> Fn() {
+    return [this] { return now.load(); };
+  }
+};
+
+DcgmScraperOptions Options(const std::vector<HttpStub*>& stubs, FakeClock& clock, double timeout_s = 1.0) {
+  DcgmScraperOptions o;
+  int i = 0;
+  for (HttpStub* s : stubs) o.targets.push_back({s->Url(), "target" + std::to_string(i++)});
+  o.interval_s = 0.05;
+  o.timeout_s = timeout_s;
+  o.stale_after_s = 60;
+  o.now_s = clock.Fn();
+  return o;
+}
+
+TEST(DcgmScraper, ScrapesTwoNodesInParallel) {
+  HttpStub n1, n2;
+  n1.SetBody(Fixture("dcgm_node1_a100_default.prom"));
+  n2.SetBody(Fixture("dcgm_node2_h100_t4_k8s.prom"));
+  FakeClock clock;
+  DcgmScraper scraper(Options({&n1, &n2}, clock));
+  EXPECT_TRUE(scraper.Health().degraded);  // nothing scraped yet
+  Status st = scraper.ScrapeOnce();
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  auto all = scraper.table().All(clock.now);
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(all[0].key.host, "node1");
+  EXPECT_EQ(all[3].key.host, "node2");
+  auto busy = scraper.table().Get({"node1", 1}, clock.now + 4);
+  ASSERT_TRUE(busy);
+  EXPECT_DOUBLE_EQ(busy->load.age_s, 4.0);
+  EXPECT_DOUBLE_EQ(*busy->load.gpu_util, 0.87);
+  TelemetryHealth h = scraper.Health();
+  EXPECT_FALSE(h.degraded) << (h.reasons.empty() ? "" : h.reasons[0]);
+  EXPECT_EQ(h.targets[0].gpus, 2);
+}
+
+TEST(DcgmScraper, DownExporterKeepsLastGoodValuesAndDegrades) {
+  HttpStub n1;
+  n1.SetBody(Fixture("dcgm_node1_a100_default.prom"));
+  FakeClock clock;
+  DcgmScraper scraper(Options({&n1}, clock));
+  ASSERT_TRUE(scraper.ScrapeOnce().ok());
+  n1.Down();
+  clock.now = clock.now + 30;
+  Status st = scraper.ScrapeOnce();
+  EXPECT_TRUE(st.IsIO()) << st.ToString();
+  auto busy = scraper.table().Get({"node1", 1}, clock.now);
+  ASSERT_TRUE(busy);                       // last good value kept
+  EXPECT_DOUBLE_EQ(busy->load.age_s, 30);  // and it ages
+  TelemetryHealth h = scraper.Health();
+  EXPECT_TRUE(h.degraded);
+  ASSERT_FALSE(h.reasons.empty());
+  EXPECT_NE(h.reasons[0].find(n1.Url()), std::string::npos);
+  EXPECT_EQ(h.targets[0].consecutive_failures, 1);
+  // After 61 s without a good scrape the values are also stale.
+  clock.now = clock.now + 31;
+  h = scraper.Health();
+  EXPECT_EQ(h.reasons.size(), 3u);  // failing target + 2 stale GPUs
+  // Back up: healthy again.
+  n1.Up();
+  ASSERT_TRUE(scraper.ScrapeOnce().ok());
+  EXPECT_FALSE(scraper.Health().degraded);
+}
+
+TEST(DcgmScraper, SlowExporterTimesOut) {
+  HttpStub n1;
+  n1.SetBody(Fixture("dcgm_node1_a100_default.prom"));
+  n1.SetMode(HttpStub::Mode::kSlow, 2000);
+  FakeClock clock;
+  DcgmScraper scraper(Options({&n1}, clock, /*timeout_s=*/0.2));
+  auto t0 = std::chrono::steady_clock::now();
+  Status st = scraper.ScrapeOnce();
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_TRUE(st.IsIO()) << st.ToString();
+  EXPECT_LT(took, 1.5);  // bounded by the timeout, not by the 2 s answer
+  EXPECT_TRUE(scraper.Health().degraded);
+  EXPECT_TRUE(scraper.table().All(clock.now).empty());
+  n1.SetMode(HttpStub::Mode::kServe);
+}
+
+TEST(DcgmScraper, GarbageAndErrorsAreReportedNotFatal) {
+  HttpStub n1;
+  n1.SetBody(Fixture("dcgm_node1_a100_default.prom"));
+  FakeClock clock;
+  DcgmScraper scraper(Options({&n1}, clock));
+  ASSERT_TRUE(scraper.ScrapeOnce().ok());
+  n1.SetBody("<html><body>502 Bad Gateway</body></html>");
+  Status st = scraper.ScrapeOnce();
+  EXPECT_TRUE(st.IsParse()) << st.ToString();
+  n1.SetBody("# HELP up whatever\nup 1\n");  // valid text, but no DCGM series
+  EXPECT_TRUE(scraper.ScrapeOnce().IsParse());
+  n1.SetMode(HttpStub::Mode::kError500);
+  st = scraper.ScrapeOnce();
+  EXPECT_TRUE(st.IsIO());
+  EXPECT_NE(st.message().find("HTTP 500"), std::string::npos);
+  EXPECT_EQ(scraper.table().All(clock.now).size(), 2u);  // last good kept throughout
+  EXPECT_EQ(scraper.Health().targets[0].consecutive_failures, 3);
+}
+
+TEST(DcgmScraper, StaleTimestampedValuesDegrade) {
+  HttpStub n1;
+  FakeClock clock;
+  // Exposition lines carrying a timestamp 10 minutes old.
+  long long ts_ms = static_cast<long long>((clock.now - 600) * 1000);
+  n1.SetBody("DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-s\",modelName=\"Tesla T4\",hostname=\"old\"} 33 " +
+             std::to_string(ts_ms) + "\n");
+  DcgmScraper scraper(Options({&n1}, clock));
+  ASSERT_TRUE(scraper.ScrapeOnce().ok());
+  auto g = scraper.table().Get({"old", 0}, clock.now);
+  ASSERT_TRUE(g);
+  EXPECT_NEAR(g->load.age_s, 600, 1e-3);
+  TelemetryHealth h = scraper.Health();
+  EXPECT_TRUE(h.degraded);
+  ASSERT_EQ(h.reasons.size(), 1u);
+  EXPECT_NE(h.reasons[0].find("stale"), std::string::npos);
+  EXPECT_NEAR(h.max_age_s, 600, 1e-3);
+}
+
+TEST(DcgmScraper, BackgroundLoopScrapesEveryIntervalAndStops) {
+  HttpStub n1;
+  n1.SetBody(Fixture("dcgm_node1_a100_default.prom"));
+  FakeClock clock;
+  DcgmScraper scraper(Options({&n1}, clock));
+  scraper.Start();
+  for (int i = 0; i < 200 && n1.requests() < 3; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  scraper.Stop();
+  EXPECT_GE(n1.requests(), 3);
+  int after = n1.requests();
+  std::this_thread::sleep_for(std::chrono::milliseconds(120));
+  EXPECT_EQ(n1.requests(), after);  // stopped
+}
+
+TEST(HttpUrl, Parse) {
+  auto u = ParseHttpUrl("http://node1:9400/metrics");
+  ASSERT_TRUE(u.ok());
+  EXPECT_EQ(u->host, "node1");
+  EXPECT_EQ(u->port, 9400);
+  EXPECT_EQ(u->path_and_query, "/metrics");
+  auto d = ParseHttpUrl("http://prom");
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->port, 80);
+  EXPECT_EQ(d->path_and_query, "/");
+  EXPECT_TRUE(ParseHttpUrl("https://x/").status().IsInvalidArgument());
+  EXPECT_TRUE(ParseHttpUrl("http://x:99999/").status().IsInvalidArgument());
+  EXPECT_TRUE(ParseHttpUrl("http://:80/").status().IsInvalidArgument());
+}
+
+}  // namespace
+}  // namespace hase::telemetry
