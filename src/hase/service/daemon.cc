@@ -1,0 +1,679 @@
+#include "hase/service/daemon.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "hase/sched/basic_plugins.h"
+#include "hase/sched/registry.h"
+#include "hase/sched/timeline.h"
+
+namespace hase::service {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+DaemonOptions WithDefaults(DaemonOptions o) {
+  if (!o.now_s) o.now_s = telemetry::WallClockSeconds;
+  return o;
+}
+
+// The background a policy should see: DCGM's reading minus what hase's own running tasks
+// explain (DCGM measures them too). Activity fields only; memory and clock are kept.
+LoadSnapshot SubtractOwn(LoadSnapshot s, double own_demand) {
+  auto sub = [&](std::optional<double>& f) {
+    if (f) f = std::max(0.0, *f - own_demand);
+  };
+  const double before = s.EffectiveSmActive();
+  sub(s.sm_active);
+  sub(s.gr_engine_active);
+  sub(s.gpu_util);
+  if (s.sm_occupancy && before > 0) *s.sm_occupancy *= s.EffectiveSmActive() / before;
+  return s;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Daemon>> Daemon::Create(sched::Cluster cluster,
+                                               std::shared_ptr<const sched::LatencyOracle> oracle,
+                                               DaemonOptions options,
+                                               const telemetry::DcgmScraper* scraper) {
+  HASE_RETURN_IF_ERROR(cluster.Validate());
+  if (!oracle) return Status::InvalidArgument("no latency oracle");
+  options = WithDefaults(std::move(options));
+  HASE_ASSIGN_OR_RETURN(std::unique_ptr<TaskStore> store, TaskStore::Open(options.state_dir, options.store));
+  std::unique_ptr<Daemon> d(new Daemon(std::move(cluster), std::move(oracle), std::move(options), scraper,
+                                       std::move(store)));
+  sched::PolicyConfig pc;
+  pc.oracle = d->oracle_;
+  pc.cluster = &d->cluster_;
+  HASE_ASSIGN_OR_RETURN(d->policy_, sched::MakePolicy(d->options_.policy, pc));
+  return d;
+}
+
+Daemon::Daemon(sched::Cluster cluster, std::shared_ptr<const sched::LatencyOracle> oracle,
+               DaemonOptions options, const telemetry::DcgmScraper* scraper,
+               std::unique_ptr<TaskStore> store)
+    : cluster_(std::move(cluster)),
+      oracle_(std::move(oracle)),
+      options_(std::move(options)),
+      scraper_(scraper),
+      store_(std::move(store)),
+      epoch_s_(options_.now_s()),
+      state_(cluster_),
+      load_used_(cluster_.gpus.size(), false) {
+  if (options_.executor) {
+    executor_ = std::make_unique<Executor>(
+        ExecutorOptions{(std::filesystem::path(options_.state_dir) / "exec").string(), 0.05},
+        [this](int64_t id, int attempt, int code, double ended) { OnExit(id, attempt, code, ended); });
+  }
+}
+
+Daemon::~Daemon() { Stop(); }
+
+const std::string& Daemon::policy_name() const { return options_.policy; }
+
+bool Daemon::ExecutesOn(int gpu) const {
+  if (!executor_) return false;
+  return options_.executor_node.empty() || cluster_.gpus[gpu].node == options_.executor_node;
+}
+
+Result<sched::TaskProfile> Daemon::ProfileOnLocked(const TaskRecord& r, int gpu) const {
+  const sched::GpuType& type = cluster_.types[cluster_.gpus[gpu].type];
+  return oracle_->Profile(r.ToSchedTask(), type);
+}
+
+sched::CycleState Daemon::CycleForLocked(const sched::Task& t) const {
+  sched::CycleState c;
+  c.now_ms = state_.now_ms;
+  c.best_isolated_ms = kInf;
+  for (const sched::GpuType& type : cluster_.types) {
+    c.profile.push_back(oracle_->Profile(t, type));
+    if (c.profile.back().ok()) c.best_isolated_ms = std::min(c.best_isolated_ms, c.profile.back()->isolated_ms);
+  }
+  return c;
+}
+
+Status Daemon::Start() {
+  HASE_ASSIGN_OR_RETURN(std::vector<TaskRecord> all, store_->LoadAll());
+  std::unique_lock<std::mutex> lock(mu_);
+  const double now = Now();
+  state_.now_ms = ToMs(now);
+  std::vector<int64_t> changed;
+  std::vector<TaskRecord*> bound;
+  for (TaskRecord& r : all) tasks_[r.id] = r;
+  for (auto& [id, r] : tasks_) {
+    if (IsTerminal(r.state)) continue;
+    const bool placed = r.state == TaskState::kBound || r.state == TaskState::kRunning;
+    if (placed && (r.gpu < 0 || r.gpu >= static_cast<int>(cluster_.gpus.size()) ||
+                   !ProfileOnLocked(r, r.gpu).ok())) {
+      r.state = TaskState::kQueued;  // its GPU is gone from the cluster file
+      r.gpu = r.gpu_index = -1;
+      r.node.clear();
+      r.reason = "re-queued at restart: its GPU is no longer in the cluster";
+      changed.push_back(id);
+    }
+    if (r.state == TaskState::kQueued) {
+      queue_.insert(KeyOf(r));
+    } else if (r.state == TaskState::kBound) {
+      bound.push_back(&r);
+    } else {  // running
+      const sched::TaskProfile p = *ProfileOnLocked(r, r.gpu);
+      sched::RunningTask rt;
+      rt.task_id = static_cast<int>(id);
+      rt.memory_mib = r.spec.memory_mib > 0 ? r.spec.memory_mib : p.memory_mib;
+      rt.demand = p.demand;
+      rt.started_ms = ToMs(r.started_s);
+      rt.remaining_ms = p.isolated_ms;
+      rt.as_of_ms = state_.now_ms;
+      state_.gpus[r.gpu].running.push_back(rt);
+    }
+  }
+  std::sort(bound.begin(), bound.end(), [](const TaskRecord* a, const TaskRecord* b) {
+    return std::tie(a->placed_s, a->id) < std::tie(b->placed_s, b->id);
+  });
+  for (TaskRecord* r : bound) {
+    const sched::TaskProfile p = *ProfileOnLocked(*r, r->gpu);
+    state_.gpus[r->gpu].queued.push_back({static_cast<int>(r->id),
+                                          r->spec.memory_mib > 0 ? r->spec.memory_mib : p.memory_mib, p.demand,
+                                          p.isolated_ms});
+  }
+  // Processes that outlived the previous daemon.
+  if (executor_) {
+    for (auto& [id, r] : tasks_) {
+      if (r.state != TaskState::kRunning || !ExecutesOn(r.gpu) || r.spec.command.empty()) continue;
+      Result<Executor::Found> f = executor_->Recover(id, r.attempts);
+      if (!f.ok()) {
+        r.pid = 0;  // never started: StartProcessesLocked starts it below
+        changed.push_back(id);
+      } else if (f->exit_code) {
+        lock.unlock();
+        OnExit(id, r.attempts, *f->exit_code, now);
+        lock.lock();
+      } else {
+        r.pid = f->pid;
+        executor_->Watch(id, r.attempts, f->pid);
+        changed.push_back(id);
+      }
+    }
+  }
+  for (size_t g = 0; g < cluster_.gpus.size(); ++g) policy_->OnGpuChanged(state_, static_cast<int>(g));
+  HASE_RETURN_IF_ERROR(PersistLocked(changed));
+  StartProcessesLocked(changed);
+  stop_ = false;
+  dirty_ = true;
+  if (executor_) executor_->Start();
+  thread_ = std::thread([this] { Loop(); });
+  return Status::OK();
+}
+
+void Daemon::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  if (executor_) executor_->Stop();
+}
+
+void Daemon::Loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop_) {
+    cv_.wait_for(lock, std::chrono::duration<double>(options_.tick_s), [this] { return stop_ || dirty_; });
+    if (stop_) break;
+    dirty_ = false;
+    PassLocked(Now());
+    // Let submitters and readers in between passes.
+    lock.unlock();
+    std::this_thread::yield();
+    lock.lock();
+  }
+}
+
+void Daemon::RunPassForTest() {
+  std::lock_guard<std::mutex> lock(mu_);
+  PassLocked(Now());
+}
+
+void Daemon::RefreshGpusLocked(double now) {
+  const double now_ms = ToMs(now);
+  for (size_t g = 0; g < state_.gpus.size(); ++g) {
+    sched::GpuState& gs = state_.gpus[g];
+    double own = 0;
+    for (sched::RunningTask& rt : gs.running) {
+      own += rt.demand;
+      const TaskRecord& r = tasks_.at(rt.task_id);
+      const double predicted_ms = (r.predicted_end_s - r.predicted_start_s) * 1000.0;
+      const double elapsed_ms = now_ms - ToMs(r.started_s);
+      double done = predicted_ms > 0 ? elapsed_ms / predicted_ms : 0.0;
+      done = std::clamp(done, 0.0, 0.99);  // overrunning tasks keep 1 % of their work
+      const double isolated = r.predicted_isolated_ms > 0 ? r.predicted_isolated_ms : rt.remaining_ms;
+      rt.remaining_ms = isolated * (1.0 - done);
+      rt.as_of_ms = now_ms;
+      rt.progress_rate = 0;
+    }
+    gs.background = LoadSnapshot::Idle();
+    load_used_[g] = false;
+    if (scraper_) {
+      const sched::Gpu& gpu = cluster_.gpus[g];
+      auto obs = scraper_->table().Get({gpu.node, gpu.index}, now);
+      if (obs && obs->fields > 0 && obs->load.age_s <= options_.load_max_age_s) {
+        gs.background = SubtractOwn(obs->load, own);
+        load_used_[g] = true;
+      }
+    }
+    policy_->OnGpuChanged(state_, static_cast<int>(g));
+  }
+}
+
+void Daemon::PassLocked(double now) {
+  state_.now_ms = ToMs(now);
+  RefreshGpusLocked(now);
+  std::vector<int64_t> changed;
+  const int max_offers = std::max(1, options_.max_cycles_per_pass);
+  int offered = 0;
+  for (auto it = queue_.begin(); it != queue_.end() && offered < max_offers; ++offered) {
+    const int64_t id = std::get<2>(*it);
+    TaskRecord& r = tasks_.at(id);
+    const sched::Task t = r.ToSchedTask();
+    sched::CycleState cycle;
+    const auto t0 = std::chrono::steady_clock::now();
+    Result<sched::Decision> d = policy_->Schedule(t, state_, cycle);
+    if (!d.ok()) {
+      metrics_.ObserveDecision("reject", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      r.reason = d.status().ToString();
+      FinishLocked(r, TaskState::kRejected, 0, now);
+      changed.push_back(id);
+      it = queue_.erase(it);
+      continue;
+    }
+    sched::Decision dec = *d;
+    if (dec.kind == sched::Decision::Kind::kReject && !failed_gpus_.empty()) {
+      dec.kind = sched::Decision::Kind::kWait;  // a failed GPU may come back
+      dec.reserve = false;
+      dec.reason = "no healthy GPU can host it now (" + dec.reason + ")";
+    }
+    policy_->Commit(t, dec, cycle, state_);
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    switch (dec.kind) {
+      case sched::Decision::Kind::kBind: {
+        metrics_.ObserveDecision("bind", secs);
+        const sched::Gpu& gpu = cluster_.gpus[dec.gpu];
+        r.gpu = dec.gpu;
+        r.node = gpu.node;
+        r.gpu_index = gpu.index;
+        r.placed_s = now;
+        r.predicted_start_s = ToS(dec.start_ms);
+        r.predicted_end_s = ToS(dec.end_ms);
+        const auto& p = cycle.profile[gpu.type];
+        r.predicted_isolated_ms = p.ok() ? p->isolated_ms : 0;
+        ++r.attempts;
+        r.reason.clear();
+        const auto& running = state_.gpus[dec.gpu].running;
+        const bool started = std::any_of(running.begin(), running.end(),
+                                         [&](const sched::RunningTask& rt) { return rt.task_id == t.id; });
+        r.state = started ? TaskState::kRunning : TaskState::kBound;
+        if (started) r.started_s = now;
+        r.pid = 0;
+        changed.push_back(id);
+        it = queue_.erase(it);
+        break;
+      }
+      case sched::Decision::Kind::kWait:
+        metrics_.ObserveDecision("wait", secs);
+        r.reason = dec.reason;  // shown by GET; not journalled (it changes every pass)
+        ++it;
+        break;
+      case sched::Decision::Kind::kReject:
+        metrics_.ObserveDecision("reject", secs);
+        r.reason = dec.reason;
+        FinishLocked(r, TaskState::kRejected, 0, now);
+        changed.push_back(id);
+        it = queue_.erase(it);
+        break;
+    }
+  }
+  // More queued tasks than one pass offers: continue soon (after letting others in).
+  if (offered == max_offers && static_cast<int>(queue_.size()) > 0 &&
+      policy_->options().dispatch_on_arrival) {
+    dirty_ = true;
+  }
+  Status st = PersistLocked(changed);
+  if (!st.ok()) {
+    // The journal is the source of truth; a failed write must not let a process start.
+    std::fprintf(stderr, "hase serve: journal write failed: %s\n", st.ToString().c_str());
+    return;
+  }
+  StartProcessesLocked(changed);
+}
+
+void Daemon::StartProcessesLocked(const std::vector<int64_t>& ids) {
+  std::vector<int64_t> changed;
+  for (int64_t id : ids) {
+    TaskRecord& r = tasks_.at(id);
+    if (r.state != TaskState::kRunning || r.pid != 0 || r.spec.command.empty() || !ExecutesOn(r.gpu)) continue;
+    Result<int64_t> pid = executor_->Spawn(id, r.attempts, r.spec.command, r.gpu_index);
+    if (!pid.ok()) {
+      r.reason = pid.status().ToString();
+      RemoveFromGpuLocked(r);
+      FinishLocked(r, TaskState::kFailed, -1, Now());
+    } else {
+      r.pid = *pid;
+    }
+    changed.push_back(id);
+  }
+  (void)PersistLocked(changed);  // the pid is a hint; recovery also reads the .pid file
+}
+
+void Daemon::RemoveFromGpuLocked(const TaskRecord& r) {
+  if (r.gpu < 0) return;
+  sched::GpuState& g = state_.gpus[r.gpu];
+  auto pred_r = [&](const sched::RunningTask& x) { return x.task_id == r.id; };
+  auto pred_q = [&](const sched::QueuedTask& x) { return x.task_id == r.id; };
+  g.running.erase(std::remove_if(g.running.begin(), g.running.end(), pred_r), g.running.end());
+  g.queued.erase(std::remove_if(g.queued.begin(), g.queued.end(), pred_q), g.queued.end());
+  policy_->Forget(r.ToSchedTask(), state_);
+  policy_->OnGpuChanged(state_, r.gpu);
+}
+
+void Daemon::PromoteLocked(int gpu, double now, std::vector<int64_t>& changed) {
+  sched::GpuState& g = state_.gpus[gpu];
+  while (!g.queued.empty()) {
+    const sched::QueuedTask q = g.queued.front();
+    if (static_cast<int>(g.running.size()) >= g.max_tasks ||
+        g.MemoryUsedMib() + q.memory_mib > g.memory_mib + 1e-9) {
+      break;
+    }
+    g.queued.erase(g.queued.begin());
+    sched::RunningTask rt;
+    rt.task_id = q.task_id;
+    rt.memory_mib = q.memory_mib;
+    rt.demand = q.demand;
+    rt.started_ms = ToMs(now);
+    rt.remaining_ms = q.isolated_ms;
+    rt.as_of_ms = ToMs(now);
+    g.running.push_back(rt);
+    TaskRecord& r = tasks_.at(q.task_id);
+    r.state = TaskState::kRunning;
+    r.started_s = now;
+    r.pid = 0;
+    changed.push_back(r.id);
+  }
+  policy_->OnGpuChanged(state_, gpu);
+}
+
+void Daemon::FinishLocked(TaskRecord& r, TaskState s, int exit_code, double now) {
+  r.state = s;
+  r.exit_code = exit_code;
+  r.ended_s = now;
+  r.pid = 0;
+  metrics_.CountFinished(TaskStateName(s));
+}
+
+Status Daemon::PersistLocked(const std::vector<int64_t>& ids) {
+  if (ids.empty()) return Status::OK();
+  std::vector<TaskRecord> rows;
+  rows.reserve(ids.size());
+  for (int64_t id : ids) rows.push_back(tasks_.at(id));
+  return store_->Update(rows);
+}
+
+void Daemon::OnExit(int64_t id, int attempt, int exit_code, double ended_s) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = tasks_.find(id);
+  if (it == tasks_.end()) return;
+  TaskRecord& r = it->second;
+  if (r.state != TaskState::kRunning || r.attempts != attempt) return;  // cancelled / re-queued meanwhile
+  std::vector<int64_t> changed{id};
+  const int gpu = r.gpu;
+  RemoveFromGpuLocked(r);
+  FinishLocked(r, exit_code == 0 ? TaskState::kSucceeded : TaskState::kFailed, exit_code, ended_s);
+  if (exit_code != 0) r.reason = exit_code < 0 ? "process vanished without an exit code" : "non-zero exit code";
+  state_.now_ms = ToMs(ended_s);
+  PromoteLocked(gpu, ended_s, changed);
+  if (PersistLocked(changed).ok()) StartProcessesLocked(changed);
+  dirty_ = true;
+  cv_.notify_all();
+}
+
+Result<TaskStore::Inserted> Daemon::Submit(const TaskSpec& spec) {
+  HASE_ASSIGN_OR_RETURN(TaskStore::Inserted ins, store_->Insert(spec, Now()));
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!ins.created) {
+    metrics_.CountDuplicate();
+    auto it = tasks_.find(ins.record.id);
+    if (it != tasks_.end()) ins.record = it->second;
+    return ins;
+  }
+  metrics_.CountSubmitted();
+  tasks_[ins.record.id] = ins.record;
+  queue_.insert(KeyOf(ins.record));
+  dirty_ = true;
+  cv_.notify_all();
+  return ins;
+}
+
+std::optional<TaskRecord> Daemon::Get(int64_t id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = tasks_.find(id);
+  if (it == tasks_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<TaskRecord> Daemon::List(std::optional<TaskState> state, size_t limit) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<TaskRecord> out;
+  for (auto it = tasks_.rbegin(); it != tasks_.rend() && out.size() < limit; ++it) {
+    if (!state || it->second.state == *state) out.push_back(it->second);
+  }
+  return out;
+}
+
+Result<TaskRecord> Daemon::Cancel(int64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = tasks_.find(id);
+  if (it == tasks_.end()) return Status::NotFound("no task " + std::to_string(id));
+  TaskRecord& r = it->second;
+  if (IsTerminal(r.state)) {
+    return Status::InvalidArgument("task " + std::to_string(id) + " already " + TaskStateName(r.state));
+  }
+  const double now = Now();
+  std::vector<int64_t> changed{id};
+  if (r.state == TaskState::kQueued) {
+    queue_.erase(KeyOf(r));
+    policy_->Forget(r.ToSchedTask(), state_);
+  } else {
+    if (r.state == TaskState::kRunning && executor_) executor_->Kill(id);
+    const int gpu = r.gpu;
+    RemoveFromGpuLocked(r);
+    PromoteLocked(gpu, now, changed);
+  }
+  r.reason = "cancelled by a client";
+  FinishLocked(r, TaskState::kCancelled, 0, now);
+  HASE_RETURN_IF_ERROR(PersistLocked(changed));
+  StartProcessesLocked(changed);
+  dirty_ = true;
+  cv_.notify_all();
+  return r;
+}
+
+Result<TaskRecord> Daemon::Complete(int64_t id, int exit_code) {
+  int attempt = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = tasks_.find(id);
+    if (it == tasks_.end()) return Status::NotFound("no task " + std::to_string(id));
+    if (it->second.state != TaskState::kRunning) {
+      return Status::InvalidArgument("task " + std::to_string(id) + " is " + TaskStateName(it->second.state) +
+                                     ", not running");
+    }
+    attempt = it->second.attempts;
+  }
+  OnExit(id, attempt, exit_code, Now());
+  return *Get(id);
+}
+
+int Daemon::RequeueGpuLocked(int gpu, const std::string& reason, double now, std::vector<int64_t>& changed) {
+  sched::GpuState& g = state_.gpus[gpu];
+  std::vector<int> ids;
+  for (const auto& rt : g.running) ids.push_back(rt.task_id);
+  for (const auto& q : g.queued) ids.push_back(q.task_id);
+  for (int id : ids) {
+    TaskRecord& r = tasks_.at(id);
+    if (r.state == TaskState::kRunning && executor_) executor_->Kill(id);
+    RemoveFromGpuLocked(r);
+    r.state = TaskState::kQueued;
+    r.gpu = r.gpu_index = -1;
+    r.node.clear();
+    r.placed_s = r.started_s = 0;
+    r.pid = 0;
+    r.reason = "re-queued: " + reason;
+    queue_.insert(KeyOf(r));
+    changed.push_back(id);
+  }
+  if (g.reservation) {
+    auto it = tasks_.find(g.reservation->task_id);
+    if (it != tasks_.end()) policy_->Forget(it->second.ToSchedTask(), state_);
+    g.reservation.reset();
+  }
+  metrics_.CountRequeued(static_cast<int>(ids.size()));
+  (void)now;
+  return static_cast<int>(ids.size());
+}
+
+Result<int> Daemon::MarkGpuFailed(int gpu, const std::string& reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (gpu < 0 || gpu >= static_cast<int>(cluster_.gpus.size())) return Status::NotFound("no GPU " + std::to_string(gpu));
+  std::vector<int64_t> changed;
+  if (!failed_gpus_.count(gpu)) failed_gpus_[gpu] = state_.gpus[gpu].memory_mib;
+  state_.gpus[gpu].memory_mib = -1;  // every Filter: cannot host
+  const std::string why = "GPU " + cluster_.GpuLabel(gpu) + " failed" + (reason.empty() ? "" : ": " + reason);
+  int n = RequeueGpuLocked(gpu, why, Now(), changed);
+  policy_->OnGpuChanged(state_, gpu);
+  HASE_RETURN_IF_ERROR(PersistLocked(changed));
+  dirty_ = true;
+  cv_.notify_all();
+  return n;
+}
+
+Result<int> Daemon::MarkNodeFailed(const std::string& node, const std::string& reason) {
+  std::vector<int> gpus;
+  for (const sched::Gpu& g : cluster_.gpus) {
+    if (g.node == node) gpus.push_back(g.id);
+  }
+  if (gpus.empty()) return Status::NotFound("no node '" + node + "' in the cluster");
+  int n = 0;
+  for (int g : gpus) {
+    HASE_ASSIGN_OR_RETURN(int k, MarkGpuFailed(g, "node " + node + " failed" + (reason.empty() ? "" : ": " + reason)));
+    n += k;
+  }
+  return n;
+}
+
+Status Daemon::RecoverGpu(int gpu) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = failed_gpus_.find(gpu);
+  if (it == failed_gpus_.end()) return Status::NotFound("GPU " + std::to_string(gpu) + " is not marked failed");
+  state_.gpus[gpu].memory_mib = it->second;
+  failed_gpus_.erase(it);
+  policy_->OnGpuChanged(state_, gpu);
+  dirty_ = true;
+  cv_.notify_all();
+  return Status::OK();
+}
+
+std::vector<GpuView> Daemon::Gpus() const {
+  const double now = Now();
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<GpuView> out;
+  for (const sched::Gpu& g : cluster_.gpus) {
+    const sched::GpuState& s = state_.gpus[g.id];
+    GpuView v;
+    v.id = g.id;
+    v.node = g.node;
+    v.index = g.index;
+    v.type = cluster_.types[g.type].name;
+    v.failed = failed_gpus_.count(g.id) > 0;
+    v.running = static_cast<int>(s.running.size());
+    v.queued = static_cast<int>(s.queued.size());
+    v.memory_mib = v.failed ? failed_gpus_.at(g.id) : s.memory_mib;
+    v.memory_used_mib = s.MemoryUsedMib();
+    if (scraper_) v.live = scraper_->table().Get({g.node, g.index}, now);
+    v.load_used = load_used_[g.id];
+    v.background_sm = s.background.EffectiveSmActive();
+    v.projected_finish_s = state_.finish_ms.empty() ? 0 : ToS(state_.finish_ms[g.id]);
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+DaemonHealth Daemon::Health() const {
+  DaemonHealth h;
+  if (scraper_) {
+    telemetry::TelemetryHealth t = scraper_->Health();
+    h.degraded = t.degraded;
+    h.reasons = t.reasons;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [g, mem] : failed_gpus_) h.reasons.push_back("GPU " + cluster_.GpuLabel(g) + " marked failed");
+  return h;
+}
+
+std::string Daemon::MetricsText() const {
+  std::string out = metrics_.Render();
+  DaemonHealth h = Health();
+  std::lock_guard<std::mutex> lock(mu_);
+  std::map<std::string, int> by_state;
+  for (const auto& [id, r] : tasks_) ++by_state[TaskStateName(r.state)];
+  out += "# HELP hase_queue_length Tasks waiting in the central queue.\n# TYPE hase_queue_length gauge\n";
+  out += fmt::format("hase_queue_length {}\n", queue_.size());
+  out += "# HELP hase_tasks Tasks known to the daemon by state.\n# TYPE hase_tasks gauge\n";
+  for (const char* s : {"queued", "bound", "running", "succeeded", "failed", "cancelled", "rejected"}) {
+    out += fmt::format("hase_tasks{{state=\"{}\"}} {}\n", s, by_state[s]);
+  }
+  out += "# HELP hase_gpus GPUs by health.\n# TYPE hase_gpus gauge\n";
+  out += fmt::format("hase_gpus{{health=\"ok\"}} {}\nhase_gpus{{health=\"failed\"}} {}\n",
+                     cluster_.gpus.size() - failed_gpus_.size(), failed_gpus_.size());
+  out += "# HELP hase_telemetry_degraded 1 when DCGM telemetry is down or stale.\n"
+         "# TYPE hase_telemetry_degraded gauge\n";
+  out += fmt::format("hase_telemetry_degraded {}\n", h.degraded ? 1 : 0);
+  return out;
+}
+
+std::vector<double> Daemon::PredictCompletion(const sched::Task& task) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<double> out(cluster_.gpus.size(), kInf);
+  const sched::CycleState cycle = CycleForLocked(task);
+  const double now_ms = ToMs(Now());
+  for (const sched::Gpu& g : cluster_.gpus) {
+    const auto& p = cycle.profile[g.type];
+    const sched::GpuState& s = state_.gpus[g.id];
+    if (!p.ok() || failed_gpus_.count(g.id)) continue;
+    const double need = sched::MemoryNeedMib(task, *p);
+    if (need > s.memory_mib) continue;
+    sched::ExtraTask extra{task.id, need, p->demand, p->isolated_ms, now_ms};
+    sched::Timeline tl = sched::PredictTimeline(s, policy_->oracle().contention(), std::max(now_ms, state_.now_ms), extra);
+    if (tl.extra && std::isfinite(tl.extra->end_ms)) out[g.id] = ToS(tl.extra->end_ms);
+  }
+  return out;
+}
+
+Result<TaskRecord> Daemon::BindExternal(const TaskSpec& spec, const std::string& node) {
+  {
+    bool known = false;
+    for (const sched::Gpu& g : cluster_.gpus) known = known || g.node == node;
+    if (!known) return Status::NotFound("no node '" + node + "' in the cluster");
+  }
+  HASE_ASSIGN_OR_RETURN(TaskStore::Inserted ins, store_->Insert(spec, Now()));
+  if (!ins.created) {
+    metrics_.CountDuplicate();
+    if (auto r = Get(ins.record.id)) return *r;
+    return ins.record;
+  }
+  metrics_.CountSubmitted();
+  sched::Task t = ins.record.ToSchedTask();
+  std::vector<double> completion = PredictCompletion(t);
+  std::lock_guard<std::mutex> lock(mu_);
+  TaskRecord& r = tasks_[ins.record.id] = ins.record;
+  int best = -1;
+  for (const sched::Gpu& g : cluster_.gpus) {
+    if (g.node == node && std::isfinite(completion[g.id]) && (best < 0 || completion[g.id] < completion[best])) best = g.id;
+  }
+  const double now = Now();
+  if (best < 0) {
+    // Kubernetes placed it anyway; keep the record honest rather than pretend a GPU.
+    r.reason = "bound by kube-scheduler to " + node + ", where hase predicts no GPU can host it";
+    queue_.insert(KeyOf(r));
+    dirty_ = true;
+    cv_.notify_all();
+    HASE_RETURN_IF_ERROR(PersistLocked({r.id}));
+    return r;
+  }
+  state_.now_ms = ToMs(now);
+  sched::CycleState cycle = CycleForLocked(t);
+  sched::Decision dec;
+  dec.kind = sched::Decision::Kind::kBind;
+  dec.gpu = best;
+  dec.start_ms = ToMs(now);
+  dec.end_ms = ToMs(completion[best]);
+  policy_->Commit(t, dec, cycle, state_);
+  const sched::Gpu& gpu = cluster_.gpus[best];
+  r.gpu = best;
+  r.node = gpu.node;
+  r.gpu_index = gpu.index;
+  r.placed_s = r.started_s = now;
+  r.predicted_start_s = now;
+  r.predicted_end_s = completion[best];
+  r.predicted_isolated_ms = cycle.profile[gpu.type].ok() ? cycle.profile[gpu.type]->isolated_ms : 0;
+  r.attempts = 1;
+  r.state = TaskState::kRunning;  // the kubelet starts the pod; hase does not run it
+  HASE_RETURN_IF_ERROR(PersistLocked({r.id}));
+  return r;
+}
+
+}  // namespace hase::service

@@ -1,0 +1,298 @@
+#include "hase/service/extender.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+#include <httplib.h>
+
+#include "hase/service/task_json.h"
+#include "hase/telemetry/http_get.h"
+
+namespace hase::service {
+namespace {
+
+using nlohmann::json;
+constexpr size_t kMaxRememberedPods = 20000;
+
+bool EqualsCI(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+  }
+  return true;
+}
+
+// Kubernetes quantities as used for GPUs: "1", 1, "2".
+int64_t Quantity(const json& v) {
+  if (v.is_number_integer()) return v.get<int64_t>();
+  if (v.is_number()) return static_cast<int64_t>(v.get<double>());
+  if (v.is_string()) {
+    try {
+      return std::stoll(v.get<std::string>());
+    } catch (const std::exception&) {
+      return 0;
+    }
+  }
+  return 0;
+}
+
+std::string PodKey(const json& pod) {
+  const json* meta = FindCaseInsensitive(pod, "metadata");
+  if (!meta) return "";
+  const json* uid = FindCaseInsensitive(*meta, "uid");
+  if (uid && uid->is_string() && !uid->get<std::string>().empty()) return uid->get<std::string>();
+  const json* ns = FindCaseInsensitive(*meta, "namespace");
+  const json* name = FindCaseInsensitive(*meta, "name");
+  return (ns && ns->is_string() ? ns->get<std::string>() : "default") + "/" +
+         (name && name->is_string() ? name->get<std::string>() : "");
+}
+
+std::string NodeName(const json& node) {
+  const json* meta = FindCaseInsensitive(node, "metadata");
+  const json* name = meta ? FindCaseInsensitive(*meta, "name") : nullptr;
+  return name && name->is_string() ? name->get<std::string>() : "";
+}
+
+// The candidates of an ExtenderArgs: names, and the full node objects when sent that way.
+struct Candidates {
+  bool full = false;
+  std::vector<std::string> names;
+  std::vector<json> nodes;  // parallel to names when full
+};
+
+Result<Candidates> ReadCandidates(const json& args) {
+  Candidates c;
+  const json* nodes = FindCaseInsensitive(args, "Nodes");
+  const json* names = FindCaseInsensitive(args, "NodeNames");
+  if (nodes && nodes->is_object()) {
+    const json* items = FindCaseInsensitive(*nodes, "items");
+    c.full = true;
+    if (items && items->is_array()) {
+      for (const json& n : *items) {
+        c.names.push_back(NodeName(n));
+        c.nodes.push_back(n);
+      }
+    }
+    return c;
+  }
+  if (names && names->is_array()) {
+    for (const json& n : *names) {
+      if (n.is_string()) c.names.push_back(n.get<std::string>());
+    }
+    return c;
+  }
+  return Status::InvalidArgument("ExtenderArgs has neither Nodes nor NodeNames");
+}
+
+// Per node: the predicted completion (wall s) for a task wanting `gpus` GPUs, +inf if the node
+// cannot host it, NaN if hase does not know the node.
+std::map<std::string, double> NodeCompletion(const Daemon& d, const std::vector<double>& per_gpu, int gpus) {
+  std::map<std::string, std::vector<double>> by_node;
+  for (const sched::Gpu& g : d.cluster().gpus) by_node[g.node].push_back(per_gpu[g.id]);
+  std::map<std::string, double> out;
+  for (auto& [node, c] : by_node) {
+    std::sort(c.begin(), c.end());
+    const size_t k = static_cast<size_t>(std::max(1, gpus));
+    out[node] = c.size() >= k ? c[k - 1] : std::numeric_limits<double>::infinity();
+  }
+  return out;
+}
+
+}  // namespace
+
+const json* FindCaseInsensitive(const json& obj, std::string_view key) {
+  if (!obj.is_object()) return nullptr;
+  auto exact = obj.find(std::string(key));
+  if (exact != obj.end()) return &*exact;
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    if (EqualsCI(it.key(), key)) return &it.value();
+  }
+  return nullptr;
+}
+
+Result<TaskSpec> TaskSpecFromPod(const json& pod) {
+  const json* meta = FindCaseInsensitive(pod, "metadata");
+  const json* ann = meta ? FindCaseInsensitive(*meta, "annotations") : nullptr;
+  const json* model = ann ? FindCaseInsensitive(*ann, "hase.io/model") : nullptr;
+  if (!model || !model->is_string() || model->get<std::string>().empty()) {
+    return Status::NotFound("pod has no hase.io/model annotation");
+  }
+  json body = {{"model", *model}};
+  auto copy = [&](const char* annotation, const char* field) {
+    if (const json* v = FindCaseInsensitive(*ann, annotation)) body[field] = *v;
+  };
+  copy("hase.io/batch-size", "batch_size");
+  copy("hase.io/batch", "batch_size");
+  copy("hase.io/samples", "samples");
+  copy("hase.io/num-batches", "num_batches");
+  copy("hase.io/input-size", "input_size");
+  copy("hase.io/priority", "priority");
+  // GPUs and memory from the containers' resources.
+  int64_t gpus = 0, gpumem = 0;
+  const json* spec = FindCaseInsensitive(pod, "spec");
+  const json* containers = spec ? FindCaseInsensitive(*spec, "containers") : nullptr;
+  if (containers && containers->is_array()) {
+    for (const json& c : *containers) {
+      const json* res = FindCaseInsensitive(c, "resources");
+      if (!res) continue;
+      const json* lim = FindCaseInsensitive(*res, "limits");
+      const json* req = FindCaseInsensitive(*res, "requests");
+      const json* from = (lim && FindCaseInsensitive(*lim, "nvidia.com/gpu")) ? lim : req;
+      if (from) {
+        if (const json* g = FindCaseInsensitive(*from, "nvidia.com/gpu")) gpus += Quantity(*g);
+        if (const json* m = FindCaseInsensitive(*from, "nvidia.com/gpumem")) gpumem += Quantity(*m);
+      }
+    }
+  }
+  body["gpus"] = std::max<int64_t>(gpus, 1);
+  if (gpumem > 0) body["memory_mib"] = gpumem;
+  const std::string ns = meta && FindCaseInsensitive(*meta, "namespace") && FindCaseInsensitive(*meta, "namespace")->is_string()
+                             ? FindCaseInsensitive(*meta, "namespace")->get<std::string>()
+                             : "default";
+  const std::string name = meta && FindCaseInsensitive(*meta, "name") && FindCaseInsensitive(*meta, "name")->is_string()
+                               ? FindCaseInsensitive(*meta, "name")->get<std::string>()
+                               : "";
+  body["name"] = name;
+  body["pod"] = ns + "/" + name;
+  body["key"] = "k8s:" + PodKey(pod);
+  Result<TaskSpec> s = TaskSpecFromJson(body);
+  if (!s.ok()) return s.status().WithContext("pod " + ns + "/" + name + " annotations");
+  return s;
+}
+
+void Extender::Remember(const std::string& key, const TaskSpec& spec) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (pods_.size() >= kMaxRememberedPods) pods_.clear();  // bounded; filter runs again on retry
+  pods_[key] = spec;
+  pods_[spec.pod] = spec;
+}
+
+Result<json> Extender::Filter(std::string_view body) {
+  json args = json::parse(body.begin(), body.end(), nullptr, false);
+  if (args.is_discarded() || !args.is_object()) return Status::InvalidArgument("filter body is not a JSON object");
+  json out = {{"FailedNodes", json::object()}, {"FailedAndUnresolvableNodes", json::object()}, {"Error", ""}};
+  Result<Candidates> cands = ReadCandidates(args);
+  if (!cands.ok()) {
+    out["Error"] = cands.status().ToString();
+    return out;
+  }
+  const json* pod = FindCaseInsensitive(args, "Pod");
+  Result<TaskSpec> spec = pod ? TaskSpecFromPod(*pod) : Result<TaskSpec>(Status::NotFound("no Pod"));
+  std::vector<bool> pass(cands->names.size(), true);
+  if (spec.ok()) {
+    Remember(PodKey(*pod), *spec);
+    TaskRecord tmp;
+    tmp.spec = *spec;
+    std::map<std::string, double> c = NodeCompletion(daemon_, daemon_.PredictCompletion(tmp.ToSchedTask()), spec->gpus);
+    for (size_t i = 0; i < cands->names.size(); ++i) {
+      const std::string& n = cands->names[i];
+      auto it = c.find(n);
+      if (it == c.end()) {
+        out["FailedAndUnresolvableNodes"][n] = "hase: node is not in hase's cluster file";
+        pass[i] = false;
+      } else if (!std::isfinite(it->second)) {
+        out["FailedAndUnresolvableNodes"][n] =
+            fmt::format("hase: fewer than {} GPU(s) here can host {} (memory or no latency profile)", spec->gpus,
+                        spec->model);
+        pass[i] = false;
+      }
+    }
+  } else if (!spec.status().IsNotFound()) {
+    out["Error"] = spec.status().ToString();
+    return out;
+  }
+  if (cands->full) {
+    json items = json::array();
+    for (size_t i = 0; i < pass.size(); ++i) {
+      if (pass[i]) items.push_back(cands->nodes[i]);
+    }
+    out["Nodes"] = {{"metadata", json::object()}, {"items", items}};
+    out["NodeNames"] = nullptr;
+  } else {
+    json names = json::array();
+    for (size_t i = 0; i < pass.size(); ++i) {
+      if (pass[i]) names.push_back(cands->names[i]);
+    }
+    out["NodeNames"] = names;
+    out["Nodes"] = nullptr;
+  }
+  return out;
+}
+
+Result<json> Extender::Prioritize(std::string_view body) {
+  json args = json::parse(body.begin(), body.end(), nullptr, false);
+  if (args.is_discarded() || !args.is_object()) return Status::InvalidArgument("prioritize body is not a JSON object");
+  json out = json::array();
+  Result<Candidates> cands = ReadCandidates(args);
+  if (!cands.ok()) return out;  // HostPriorityList has no error field: no opinion
+  const json* pod = FindCaseInsensitive(args, "Pod");
+  Result<TaskSpec> spec = pod ? TaskSpecFromPod(*pod) : Result<TaskSpec>(Status::NotFound("no Pod"));
+  std::map<std::string, double> c;
+  if (spec.ok()) {
+    Remember(PodKey(*pod), *spec);
+    TaskRecord tmp;
+    tmp.spec = *spec;
+    c = NodeCompletion(daemon_, daemon_.PredictCompletion(tmp.ToSchedTask()), spec->gpus);
+  }
+  const double now = telemetry::WallClockSeconds();
+  double best = std::numeric_limits<double>::infinity();
+  for (const std::string& n : cands->names) {
+    auto it = c.find(n);
+    if (it != c.end()) best = std::min(best, it->second);
+  }
+  for (const std::string& n : cands->names) {
+    int64_t score = 0;
+    auto it = c.find(n);
+    if (it != c.end() && std::isfinite(it->second) && std::isfinite(best)) {
+      const double num = std::max(best - now, 1e-3), den = std::max(it->second - now, 1e-3);
+      score = std::clamp<int64_t>(std::llround(10.0 * num / den), 0, 10);
+    }
+    out.push_back({{"Host", n}, {"Score", score}});
+  }
+  return out;
+}
+
+Result<json> Extender::Bind(std::string_view body) {
+  json args = json::parse(body.begin(), body.end(), nullptr, false);
+  if (args.is_discarded() || !args.is_object()) return Status::InvalidArgument("bind body is not a JSON object");
+  auto str = [&](const char* k) {
+    const json* v = FindCaseInsensitive(args, k);
+    return v && v->is_string() ? v->get<std::string>() : std::string();
+  };
+  const std::string name = str("PodName"), ns = str("PodNamespace"), uid = str("PodUID"), node = str("Node");
+  if (name.empty() || node.empty()) return json{{"Error", "hase: bind needs PodName and Node"}};
+  std::optional<TaskSpec> spec;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = pods_.find(uid.empty() ? (ns.empty() ? "default" : ns) + "/" + name : uid);
+    if (it == pods_.end()) it = pods_.find((ns.empty() ? "default" : ns) + "/" + name);
+    if (it != pods_.end()) spec = it->second;
+  }
+  if (!spec) return json{{"Error", "hase: unknown pod " + ns + "/" + name + " (bind without filter/prioritize)"}};
+  Result<TaskRecord> r = daemon_.BindExternal(*spec, node);
+  if (!r.ok()) return json{{"Error", "hase: " + r.status().ToString()}};
+  if (!options_.api_server.empty()) {
+    Result<telemetry::HttpUrl> u = telemetry::ParseHttpUrl(options_.api_server);
+    if (!u.ok()) return json{{"Error", "hase: " + u.status().ToString()}};
+    httplib::Client cli(u->host, u->port);
+    cli.set_connection_timeout(static_cast<time_t>(options_.timeout_s), 0);
+    cli.set_read_timeout(static_cast<time_t>(options_.timeout_s), 0);
+    json binding = {{"apiVersion", "v1"},
+                    {"kind", "Binding"},
+                    {"metadata", {{"name", name}, {"namespace", ns.empty() ? "default" : ns}}},
+                    {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}}};
+    if (!uid.empty()) binding["metadata"]["uid"] = uid;
+    const std::string path = fmt::format("/api/v1/namespaces/{}/pods/{}/binding", ns.empty() ? "default" : ns, name);
+    auto res = cli.Post(path.c_str(), binding.dump(), "application/json");
+    if (!res) return json{{"Error", "hase: binding POST failed: " + httplib::to_string(res.error())}};
+    if (res->status != 200 && res->status != 201) {
+      return json{{"Error", fmt::format("hase: API server answered {} to the binding: {}", res->status, res->body)}};
+    }
+  }
+  return json{{"Error", ""}};
+}
+
+}  // namespace hase::service

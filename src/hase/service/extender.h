@@ -1,0 +1,75 @@
+// Extender: hase as a Kubernetes scheduler extender (k8s.io/kube-scheduler/extender/v1).
+//
+// kube-scheduler POSTs JSON to <urlPrefix>/<verb>. The v1 types have no JSON tags, so field
+// names are the Go names and decoding is case-insensitive (Go's encoding/json); hase decodes
+// them case-insensitively and answers with the Go names:
+//   filter:     ExtenderArgs{Pod, Nodes | NodeNames} →
+//               ExtenderFilterResult{Nodes | NodeNames, FailedNodes, FailedAndUnresolvableNodes, Error}
+//   prioritize: ExtenderArgs → HostPriorityList [{"Host":"n1","Score":7}], scores 0–10
+//   bind:       ExtenderBindingArgs{PodName, PodNamespace, PodUID, Node} → ExtenderBindingResult{Error}
+// Both candidate forms are answered in the form asked: full v1.NodeList objects are returned
+// as received (nodeCacheCapable: false), or bare names (nodeCacheCapable: true).
+//
+// The task comes from the pod: annotations hase.io/model (required; a pod without it is not
+// hase's and every node passes with score 0), hase.io/batch (alias hase.io/batch-size),
+// hase.io/samples or hase.io/num-batches, hase.io/input-size, hase.io/priority; GPUs from the
+// containers' nvidia.com/gpu limits (else requests), memory from nvidia.com/gpumem (MiB, as
+// HAMi) when present.
+//
+// Filter: a node fails (FailedAndUnresolvableNodes: preemption cannot help) when hase does
+// not know it or fewer than nvidia.com/gpu of its GPUs could ever host the task.
+// Score: predicted completion C_n on node n (the k-th earliest over its GPUs for k GPUs, from
+// Daemon::PredictCompletion: oracle + contention model on live state), mapped as
+//   score_n = round(10 × (C_best − now) / (C_n − now)),
+// so the fastest node gets 10 and one predicted to take twice as long gets 5.
+// Bind: records the placement in the journal (idempotent by pod UID) and, when api_server is
+// set, POSTs a v1 Binding to <api_server>/api/v1/namespaces/<ns>/pods/<name>/binding (e.g.
+// through `kubectl proxy`). Without api_server hase records only and says so in the log.
+//
+// Thread-safety: safe for concurrent use.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "hase/base/status.h"
+#include "hase/service/daemon.h"
+
+namespace hase::service {
+
+struct ExtenderOptions {
+  std::string api_server;  // e.g. "http://127.0.0.1:8001" (kubectl proxy); "" = record only
+  double timeout_s = 5.0;  // Binding POST timeout
+};
+
+// The pod's task. NotFound when the pod has no hase.io/model annotation (not hase's);
+// InvalidArgument for a malformed annotation.
+Result<TaskSpec> TaskSpecFromPod(const nlohmann::json& pod);
+
+// The value of `key` in a JSON object matched case-insensitively (Go's rule); nullptr if absent.
+const nlohmann::json* FindCaseInsensitive(const nlohmann::json& obj, std::string_view key);
+
+class Extender {
+ public:
+  Extender(Daemon& daemon, ExtenderOptions options) : daemon_(daemon), options_(std::move(options)) {}
+
+  // Each takes the request body and returns the response body (always a valid JSON answer;
+  // errors go into its "Error" field, as kube-scheduler expects). Returns InvalidArgument only
+  // when the body is not JSON at all (the handler answers 400).
+  Result<nlohmann::json> Filter(std::string_view body);
+  Result<nlohmann::json> Prioritize(std::string_view body);
+  Result<nlohmann::json> Bind(std::string_view body);
+
+ private:
+  void Remember(const std::string& key, const TaskSpec& spec);
+
+  Daemon& daemon_;
+  const ExtenderOptions options_;
+  std::mutex mu_;
+  std::map<std::string, TaskSpec> pods_;  // guarded by mu_: pod UID and "ns/name" → task
+};
+
+}  // namespace hase::service

@@ -1,0 +1,71 @@
+// TaskStore: the daemon's durable journal of tasks and placements, in SQLite (WAL mode).
+//
+// One table, `tasks`: one row per accepted task, updated in place on every state change
+// (placement, start, end, re-queue, cancel). A task is *accepted* when Insert() returns: its row
+// is committed, so after `kill -9` at any later moment it is found again by LoadUnfinished().
+// The optional client key is UNIQUE: a retried submit returns the existing row instead of
+// inserting a second one (no duplicates even when the client never saw the first answer).
+//
+// Durability: journal_mode=WAL; synchronous=FULL by default (each commit fsyncs the WAL, so
+// power loss loses nothing accepted); synchronous=NORMAL survives process crashes (kill -9)
+// but may lose the last commits on power loss (https://sqlite.org/pragma.html#pragma_synchronous).
+//
+// Thread-safety: one connection behind a mutex; all methods may be called from any thread.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "hase/base/status.h"
+#include "hase/service/task_record.h"
+
+struct sqlite3;
+
+namespace hase::service {
+
+struct TaskStoreOptions {
+  // FULL: fsync per commit (power-safe). NORMAL: crash-safe, faster (see file comment).
+  bool synchronous_full = true;
+};
+
+class TaskStore {
+ public:
+  // Opens or creates `dir`/hase.db (creating `dir`). Errors: IO (cannot create or open),
+  // Parse (the file is not a hase journal or is corrupt).
+  static Result<std::unique_ptr<TaskStore>> Open(const std::string& dir, TaskStoreOptions options = {});
+  ~TaskStore();
+  TaskStore(const TaskStore&) = delete;
+  TaskStore& operator=(const TaskStore&) = delete;
+
+  struct Inserted {
+    TaskRecord record;
+    bool created = true;  // false: spec.key already existed; `record` is that task as stored
+  };
+  // Accepts a task in state `queued` at `now_s`. Returns once the row is committed.
+  Result<Inserted> Insert(const TaskSpec& spec, double now_s);
+
+  // Writes every mutable column of `records` (by id) in one transaction.
+  Status Update(std::span<const TaskRecord> records);
+  Status Update(const TaskRecord& r) { return Update(std::span<const TaskRecord>(&r, 1)); }
+
+  // Every task not in a terminal state, by id.
+  Result<std::vector<TaskRecord>> LoadUnfinished();
+  // Every task, by id (tests, recovery of the in-memory view).
+  Result<std::vector<TaskRecord>> LoadAll();
+
+  const std::string& path() const { return path_; }
+
+ private:
+  TaskStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  Result<std::vector<TaskRecord>> Load(const char* where_clause);
+
+  std::mutex mu_;
+  sqlite3* const db_;  // guarded by mu_; closed in the destructor
+  const std::string path_;
+};
+
+}  // namespace hase::service

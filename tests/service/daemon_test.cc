@@ -1,0 +1,327 @@
+// The daemon in-process: placement with the simulator's policies, live DCGM load from a real
+// HTTP stand-in (up, down, stale), cancel/complete, GPU and node failure, restart recovery.
+#include "hase/service/daemon.h"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <signal.h>
+
+#include <gtest/gtest.h>
+
+#include "../telemetry/http_stub.h"
+#include "hase/telemetry/prom_text.h"
+#include "service_fixture.h"
+
+namespace hase::service {
+namespace {
+
+using hase::testing::FakeClock;
+using hase::testing::HttpStub;
+
+TaskSpec Spec(const std::string& model, int64_t batches, const std::string& key = "") {
+  TaskSpec s;
+  s.model = model;
+  s.num_batches = batches;
+  s.key = key;
+  return s;
+}
+
+std::unique_ptr<Daemon> MakeDaemon(const std::string& dir, FakeClock& clock, const std::string& policy = "hase",
+                                   const telemetry::DcgmScraper* scraper = nullptr) {
+  DaemonOptions o;
+  o.state_dir = dir;
+  o.policy = policy;
+  o.now_s = clock.Fn();
+  o.tick_s = 3600;  // tests drive passes themselves
+  o.store.synchronous_full = false;
+  auto d = Daemon::Create(hase::testing::SmallCluster(), hase::testing::SmallOracle(), o, scraper);
+  EXPECT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_TRUE((*d)->Start().ok());
+  return std::move(*d);
+}
+
+TEST(Daemon, PlacesWithTheHasePolicyAndPredictsTimes) {
+  const std::string dir = hase::testing::FreshDir("daemon");
+  FakeClock clock;
+  auto d = MakeDaemon(dir, clock);
+  auto a = d->Submit(Spec("resnet50", 100));
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->record.state, TaskState::kQueued);
+  d->RunPassForTest();
+  TaskRecord r = *d->Get(a->record.id);
+  EXPECT_EQ(r.state, TaskState::kRunning);
+  EXPECT_EQ(r.gpu, 0);  // fastest type, lowest id
+  EXPECT_EQ(r.node, "a");
+  EXPECT_DOUBLE_EQ(r.predicted_isolated_ms, 1000.0);  // 10 ms × 100 batches
+  EXPECT_NEAR(r.predicted_end_s - r.predicted_start_s, 1.0, 1e-6);
+  EXPECT_DOUBLE_EQ(r.started_s, clock.now.load());
+  // A second heavy task avoids the busy A100 (slowdown 1 + 0.88 × 0.8) for the idle one.
+  auto b = d->Submit(Spec("resnet50", 100));
+  d->RunPassForTest();
+  EXPECT_EQ(d->Get(b->record.id)->gpu, 1);
+  // A task too large for every GPU is rejected with a reason, never left hanging.
+  TaskSpec huge = Spec("resnet50", 1);
+  huge.memory_mib = 1e6;
+  auto h = d->Submit(huge);
+  d->RunPassForTest();
+  TaskRecord hr = *d->Get(h->record.id);
+  EXPECT_EQ(hr.state, TaskState::kRejected);
+  EXPECT_FALSE(hr.reason.empty());
+  // Unknown model: rejected (no profile anywhere).
+  auto u = d->Submit(Spec("no-such-model", 1));
+  d->RunPassForTest();
+  EXPECT_EQ(d->Get(u->record.id)->state, TaskState::kRejected);
+  // Complete / cancel.
+  clock.now = clock.now + 2;
+  ASSERT_TRUE(d->Complete(a->record.id, 0).ok());
+  r = *d->Get(a->record.id);
+  EXPECT_EQ(r.state, TaskState::kSucceeded);
+  EXPECT_DOUBLE_EQ(r.ended_s - r.started_s, 2.0);
+  EXPECT_TRUE(d->Complete(a->record.id, 0).status().IsInvalidArgument());
+  ASSERT_TRUE(d->Cancel(b->record.id).ok());
+  EXPECT_EQ(d->Get(b->record.id)->state, TaskState::kCancelled);
+  EXPECT_TRUE(d->Cancel(b->record.id).status().IsInvalidArgument());
+  EXPECT_TRUE(d->Cancel(999).status().IsNotFound());
+  // Metrics are valid exposition text with the right counts.
+  auto m = telemetry::ParsePromText(d->MetricsText());
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  std::map<std::string, double> v;
+  for (const auto& s : m->samples) {
+    std::string k = s.name;
+    for (const auto& [lk, lv] : s.labels) k += "," + lk + "=" + lv;
+    v[k] = s.value;
+  }
+  EXPECT_EQ(v["hase_tasks_submitted_total"], 4);
+  EXPECT_EQ(v["hase_decisions_total,outcome=bind"], 2);
+  EXPECT_EQ(v["hase_tasks_finished_total,state=rejected"], 2);
+  EXPECT_EQ(v["hase_tasks_finished_total,state=succeeded"], 1);
+  EXPECT_EQ(v["hase_decision_latency_seconds_count"], 4);
+  EXPECT_EQ(v["hase_decision_latency_seconds_bucket,le=+Inf"], 4);
+  EXPECT_EQ(v["hase_queue_length"], 0);
+  d.reset();
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Daemon, DuplicateKeyReturnsTheFirstTask) {
+  const std::string dir = hase::testing::FreshDir("dup");
+  FakeClock clock;
+  auto d = MakeDaemon(dir, clock);
+  auto a = d->Submit(Spec("resnet50", 10, "k1"));
+  auto b = d->Submit(Spec("resnet50", 10, "k1"));
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_TRUE(a->created);
+  EXPECT_FALSE(b->created);
+  EXPECT_EQ(a->record.id, b->record.id);
+  EXPECT_EQ(d->List(std::nullopt, 100).size(), 1u);
+  d.reset();
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Daemon, LiveDcgmLoadSteersPlacementAndDegradesGracefully) {
+  const std::string dir = hase::testing::FreshDir("live");
+  FakeClock clock;
+  HttpStub exporter;
+  // Node a: GPU 0 busy with foreign work (GR_ENGINE_ACTIVE 0.9, SM_ACTIVE off), GPU 1 idle.
+  exporter.SetBody(
+      "# HELP DCGM_FI_PROF_GR_ENGINE_ACTIVE Ratio of time the graphics engine is active.\n"
+      "# TYPE DCGM_FI_PROF_GR_ENGINE_ACTIVE gauge\n"
+      "DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"0\",UUID=\"GPU-a0\",modelName=\"NVIDIA A100-SXM4-40GB\",Hostname=\"a\"} 0.9\n"
+      "DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"1\",UUID=\"GPU-a1\",modelName=\"NVIDIA A100-SXM4-40GB\",Hostname=\"a\"} 0.0\n");
+  telemetry::DcgmScraperOptions so;
+  so.targets = {{exporter.Url(), "a"}};
+  so.timeout_s = 0.5;
+  so.stale_after_s = 60;
+  so.now_s = clock.Fn();
+  telemetry::DcgmScraper scraper(so);
+  ASSERT_TRUE(scraper.ScrapeOnce().ok());
+  auto d = MakeDaemon(dir, clock, "hase", &scraper);
+  EXPECT_FALSE(d->Health().degraded);
+  auto t1 = d->Submit(Spec("resnet50", 100));
+  d->RunPassForTest();
+  EXPECT_EQ(d->Get(t1->record.id)->gpu, 1);  // GPU 0 is busy per DCGM
+  auto gpus = d->Gpus();
+  EXPECT_TRUE(gpus[0].load_used);
+  EXPECT_DOUBLE_EQ(gpus[0].background_sm, 0.9);
+  ASSERT_TRUE(gpus[0].live.has_value());
+  EXPECT_EQ(gpus[0].live->uuid, "GPU-a0");
+  // GPU 1 now runs hase's own task (demand 0.8); DCGM reports it as 0.8 busy: not background.
+  exporter.SetBody(
+      "DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"0\",Hostname=\"a\"} 0.9\n"
+      "DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"1\",Hostname=\"a\"} 0.8\n");
+  ASSERT_TRUE(scraper.ScrapeOnce().ok());
+  d->RunPassForTest();
+  EXPECT_NEAR(d->Gpus()[1].background_sm, 0.0, 1e-12);
+
+  // Exporter down: degraded, but scheduling continues on the last good values.
+  exporter.Down();
+  clock.now = clock.now + 10;
+  EXPECT_FALSE(scraper.ScrapeOnce().ok());
+  DaemonHealth h = d->Health();
+  EXPECT_TRUE(h.degraded);
+  ASSERT_FALSE(h.reasons.empty());
+  auto t2 = d->Submit(Spec("vgg16", 10));
+  d->RunPassForTest();
+  TaskRecord r2 = *d->Get(t2->record.id);
+  EXPECT_EQ(r2.state, TaskState::kRunning);
+  EXPECT_TRUE(d->Gpus()[0].load_used);  // 10 s old: still the last good estimate
+  // Much later the readings are too old: analytic-only (background idle), still scheduling.
+  clock.now = clock.now + 400;
+  auto t3 = d->Submit(Spec("resnet50", 1));
+  d->RunPassForTest();
+  EXPECT_NE(d->Get(t3->record.id)->state, TaskState::kQueued);
+  EXPECT_FALSE(d->Gpus()[0].load_used);
+  EXPECT_DOUBLE_EQ(d->Gpus()[0].background_sm, 0.0);
+  EXPECT_TRUE(d->Health().degraded);
+  d.reset();
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Daemon, GpuAndNodeFailureRequeueEverythingPlacedThere) {
+  const std::string dir = hase::testing::FreshDir("fail");
+  FakeClock clock;
+  auto d = MakeDaemon(dir, clock, "rr");
+  std::vector<int64_t> ids;
+  for (int i = 0; i < 6; ++i) ids.push_back(d->Submit(Spec("resnet50", 100))->record.id);
+  d->RunPassForTest();
+  int on_a = 0;
+  for (int64_t id : ids) {
+    TaskRecord r = *d->Get(id);
+    EXPECT_NE(r.state, TaskState::kQueued);
+    on_a += r.node == "a";
+  }
+  EXPECT_EQ(on_a, 4);  // round robin over 3 GPUs
+  auto n = d->MarkNodeFailed("a", "kernel panic");
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(*n, 4);
+  d->RunPassForTest();
+  int lost = 0;
+  for (int64_t id : ids) {
+    TaskRecord r = *d->Get(id);
+    if (r.state == TaskState::kQueued) continue;  // waiting for a healthy GPU
+    EXPECT_EQ(r.node, "b") << id;
+    lost += IsTerminal(r.state);
+  }
+  EXPECT_EQ(lost, 0);  // none rejected, none lost
+  EXPECT_TRUE(d->MarkNodeFailed("zz", "").status().IsNotFound());
+  // bigmodel fits only A100s, all failed: it waits instead of being rejected.
+  auto big = d->Submit(Spec("bigmodel", 1));
+  d->RunPassForTest();
+  EXPECT_EQ(d->Get(big->record.id)->state, TaskState::kQueued);
+  ASSERT_TRUE(d->RecoverGpu(0).ok());
+  d->RunPassForTest();
+  EXPECT_NE(d->Get(big->record.id)->state, TaskState::kQueued);
+  d.reset();
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Daemon, RestartRecoversQueueAndRunningAssignments) {
+  const std::string dir = hase::testing::FreshDir("restart");
+  FakeClock clock;
+  std::map<int64_t, TaskRecord> before;
+  {
+    auto d = MakeDaemon(dir, clock, "rr");
+    for (int i = 0; i < 8; ++i) (void)d->Submit(Spec(i % 2 ? "vgg16" : "resnet50", 100, "k" + std::to_string(i)));
+    d->RunPassForTest();  // rr: 2 slots × 3 GPUs running, 2 bound in local queues
+    for (int i = 0; i < 3; ++i) (void)d->Submit(Spec("resnet50", 5));  // queued, no pass yet
+    for (const TaskRecord& r : d->List(std::nullopt, 100)) before[r.id] = r;
+  }  // destroyed without any shutdown work beyond stopping threads
+  auto d = MakeDaemon(dir, clock, "rr");
+  auto after = d->List(std::nullopt, 100);
+  ASSERT_EQ(after.size(), before.size());
+  int running = 0, bound = 0, queued = 0;
+  for (const TaskRecord& r : after) {
+    const TaskRecord& b = before.at(r.id);
+    EXPECT_EQ(r.state, b.state) << r.id;
+    EXPECT_EQ(r.gpu, b.gpu) << r.id;
+    EXPECT_DOUBLE_EQ(r.started_s, b.started_s);
+    running += r.state == TaskState::kRunning;
+    bound += r.state == TaskState::kBound;
+    queued += r.state == TaskState::kQueued;
+  }
+  EXPECT_EQ(running, 6);
+  EXPECT_EQ(bound, 2);
+  EXPECT_EQ(queued, 3);
+  auto gpus = d->Gpus();
+  EXPECT_EQ(gpus[0].running + gpus[1].running + gpus[2].running, 6);
+  EXPECT_EQ(gpus[0].queued + gpus[1].queued + gpus[2].queued, 2);
+  // The recovered GPU state is live: completing a running task promotes a bound one.
+  int64_t first_running = -1, waiting = -1;
+  for (const TaskRecord& r : after) {
+    if (r.state == TaskState::kRunning && gpus[r.gpu].queued > 0) first_running = r.id;
+  }
+  ASSERT_GE(first_running, 0);
+  for (const TaskRecord& r : after) {
+    if (r.state == TaskState::kBound && r.gpu == d->Get(first_running)->gpu && waiting < 0) waiting = r.id;
+  }
+  ASSERT_GE(waiting, 0);
+  ASSERT_TRUE(d->Complete(first_running, 0).ok());
+  EXPECT_EQ(d->Get(waiting)->state, TaskState::kRunning);
+  d.reset();
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Daemon, ExecutorRunsCommandsOnTheirGpuAndRecordsExitCodes) {
+  const std::string dir = hase::testing::FreshDir("exec");
+  DaemonOptions o;
+  o.state_dir = dir;
+  o.policy = "rr";
+  o.executor = true;
+  o.tick_s = 0.05;
+  o.store.synchronous_full = false;
+  auto d = Daemon::Create(hase::testing::SmallCluster(), hase::testing::SmallOracle(), o, nullptr);
+  ASSERT_TRUE(d.ok());
+  ASSERT_TRUE((*d)->Start().ok());
+  std::vector<int64_t> ids;
+  for (int i = 0; i < 3; ++i) {
+    TaskSpec s = Spec("resnet50", 1);
+    s.command = "echo \"$CUDA_VISIBLE_DEVICES $CUDA_DEVICE_ORDER $HASE_TASK_ID\" > " + dir + "/out" +
+                std::to_string(i) + "; exit " + std::to_string(i);
+    ids.push_back((*d)->Submit(s)->record.id);
+  }
+  // Bounded wait: 200 × 25 ms.
+  for (int k = 0; k < 200; ++k) {
+    bool all = true;
+    for (int64_t id : ids) all = all && IsTerminal((*d)->Get(id)->state);
+    if (all) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  for (int i = 0; i < 3; ++i) {
+    TaskRecord r = *(*d)->Get(ids[i]);
+    EXPECT_EQ(r.state, i == 0 ? TaskState::kSucceeded : TaskState::kFailed) << i;
+    EXPECT_EQ(r.exit_code, i);
+    EXPECT_GT(r.ended_s, 0);
+    std::ifstream f(dir + "/out" + std::to_string(i));
+    std::string cuda, order, id;
+    f >> cuda >> order >> id;
+    EXPECT_EQ(cuda, std::to_string(r.gpu_index));
+    EXPECT_EQ(order, "PCI_BUS_ID");
+    EXPECT_EQ(id, std::to_string(r.id));
+  }
+  // A long task on a GPU that then fails is killed and re-queued, then runs again elsewhere.
+  TaskSpec s = Spec("resnet50", 1);
+  s.command = "sleep 30";
+  auto longtask = (*d)->Submit(s);
+  int64_t lid = longtask->record.id;
+  for (int k = 0; k < 200 && (*d)->Get(lid)->pid == 0; ++k) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  TaskRecord lr = *(*d)->Get(lid);
+  ASSERT_EQ(lr.state, TaskState::kRunning);
+  ASSERT_GT(lr.pid, 0);
+  const int failed_gpu = lr.gpu;
+  ASSERT_TRUE((*d)->MarkGpuFailed(failed_gpu, "XID 79").ok());
+  for (int k = 0; k < 200; ++k) {
+    TaskRecord x = *(*d)->Get(lid);
+    if (x.state == TaskState::kRunning && x.gpu != failed_gpu && x.pid > 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  TaskRecord x = *(*d)->Get(lid);
+  EXPECT_EQ(x.state, TaskState::kRunning);
+  EXPECT_NE(x.gpu, failed_gpu);
+  EXPECT_EQ(x.attempts, 2);
+  ASSERT_TRUE((*d)->Cancel(lid).ok());
+  d->reset();
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace hase::service

@@ -1,0 +1,55 @@
+// Shared fixtures for service tests: a small heterogeneous cluster, a table oracle with
+// hand-set numbers, a fake clock and a fresh state directory.
+#pragma once
+
+#include <atomic>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+
+#include "hase/sched/cluster.h"
+#include "hase/sched/latency_oracle.h"
+
+namespace hase::testing {
+
+// Nodes "a" (2 × A100-SXM4-40GB) and "b" (1 × T4), co-location limit 2.
+inline sched::Cluster SmallCluster() {
+  sched::Cluster c;
+  c.name = "test";
+  c.types = {{"A100-SXM4-40GB", 40960, 19.5, 1555}, {"T4", 15360, 8.1, 320}};
+  c.gpus = {{0, "a", 0, 0, 40960, 2}, {1, "a", 1, 0, 40960, 2}, {2, "b", 0, 1, 15360, 2}};
+  return c;
+}
+
+// resnet50: 10 ms/batch on A100, 40 ms/batch on T4, demand 0.8, 2000 MiB.
+// bigmodel: needs 30000 MiB (fits only A100s). vgg16: 20 / 80 ms, demand 1.0, 4000 MiB.
+inline std::shared_ptr<const sched::LatencyOracle> SmallOracle() {
+  auto o = std::make_shared<sched::TableOracle>();
+  o->Set("resnet50", "A100-SXM4-40GB", 10, 0.8, 2000);
+  o->Set("resnet50", "T4", 40, 0.8, 2000);
+  o->Set("vgg16", "A100-SXM4-40GB", 20, 1.0, 4000);
+  o->Set("vgg16", "T4", 80, 1.0, 4000);
+  o->Set("bigmodel", "A100-SXM4-40GB", 50, 1.0, 30000);
+  o->Set("bigmodel", "T4", 200, 1.0, 30000);
+  return o;
+}
+
+struct FakeClock {
+  std::atomic<double> now{1.7e9};
+  std::function<double()> Fn() {
+    return [this] { return now.load(); };
+  }
+};
+
+// A fresh, unique directory under the system temp dir (removed by the caller if wanted).
+inline std::string FreshDir(const std::string& tag) {
+  std::random_device rd;
+  auto p = std::filesystem::temp_directory_path() / ("hase_" + tag + "_" + std::to_string(rd()) + std::to_string(rd()));
+  std::filesystem::remove_all(p);
+  std::filesystem::create_directories(p);
+  return p.string();
+}
+
+}  // namespace hase::testing

@@ -1,0 +1,94 @@
+#include "hase/service/task_store.h"
+
+#include <gtest/gtest.h>
+
+#include "hase/service/task_json.h"
+#include "service_fixture.h"
+
+namespace hase::service {
+namespace {
+
+TEST(TaskStore, InsertDedupeUpdateReopen) {
+  const std::string dir = hase::testing::FreshDir("store");
+  TaskSpec spec;
+  spec.key = "client-1";
+  spec.model = "resnet50";
+  spec.batch_size = 8;
+  spec.num_batches = 100;
+  {
+    auto store = TaskStore::Open(dir);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    auto a = (*store)->Insert(spec, 10.0);
+    ASSERT_TRUE(a.ok());
+    EXPECT_TRUE(a->created);
+    EXPECT_EQ(a->record.id, 1);
+    auto again = (*store)->Insert(spec, 11.0);
+    ASSERT_TRUE(again.ok());
+    EXPECT_FALSE(again->created);
+    EXPECT_EQ(again->record.id, 1);
+    EXPECT_DOUBLE_EQ(again->record.submitted_s, 10.0);
+    TaskSpec other = spec;
+    other.key = "";
+    auto b = (*store)->Insert(other, 12.0);
+    auto c = (*store)->Insert(other, 13.0);  // no key: two tasks
+    ASSERT_TRUE(b.ok() && c.ok());
+    EXPECT_EQ(c->record.id, 3);
+    TaskRecord r = a->record;
+    r.state = TaskState::kRunning;
+    r.gpu = 2;
+    r.node = "b";
+    r.gpu_index = 0;
+    r.started_s = 20;
+    r.predicted_end_s = 21.5;
+    r.attempts = 1;
+    ASSERT_TRUE((*store)->Update(r).ok());
+    TaskRecord done = c->record;
+    done.state = TaskState::kSucceeded;
+    ASSERT_TRUE((*store)->Update(done).ok());
+  }
+  auto store = TaskStore::Open(dir);
+  ASSERT_TRUE(store.ok());
+  auto unfinished = (*store)->LoadUnfinished();
+  ASSERT_TRUE(unfinished.ok());
+  ASSERT_EQ(unfinished->size(), 2u);
+  const TaskRecord& r = (*unfinished)[0];
+  EXPECT_EQ(r.state, TaskState::kRunning);
+  EXPECT_EQ(r.node, "b");
+  EXPECT_EQ(r.gpu, 2);
+  EXPECT_DOUBLE_EQ(r.predicted_end_s, 21.5);
+  EXPECT_EQ(r.spec.key, "client-1");
+  EXPECT_EQ(r.spec.num_batches, 100);
+  EXPECT_EQ((*unfinished)[1].id, 2);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TaskStore, NotAJournalIsAnError) {
+  const std::string dir = hase::testing::FreshDir("badstore");
+  {
+    std::FILE* f = std::fopen((dir + "/hase.db").c_str(), "wb");
+    std::fputs("this is not sqlite, just text padding the header........................", f);
+    std::fclose(f);
+  }
+  auto store = TaskStore::Open(dir);
+  ASSERT_FALSE(store.ok());
+  EXPECT_TRUE(store.status().IsParse()) << store.status().ToString();
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TaskJson, SpecValidationAndSamples) {
+  using nlohmann::json;
+  auto s = TaskSpecFromJson(json{{"model", "resnet50"}, {"batch_size", 8}, {"samples", 801}});
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->num_batches, 101);  // ceil(801 / 8)
+  EXPECT_TRUE(TaskSpecFromJson(json{{"batch_size", 8}}).status().IsInvalidArgument());
+  EXPECT_TRUE(TaskSpecFromJson(json{{"model", "m"}, {"batch_size", 0}}).status().IsInvalidArgument());
+  EXPECT_TRUE(TaskSpecFromJson(json{{"model", "m"}, {"samples", 5}, {"num_batches", 2}}).status().IsInvalidArgument());
+  EXPECT_TRUE(TaskSpecFromJson(json{{"model", 3}}).status().IsInvalidArgument());
+  EXPECT_TRUE(TaskSpecFromJson(json::array()).status().IsInvalidArgument());
+  auto str = TaskSpecFromJson(json{{"model", "m"}, {"batch_size", "16"}});
+  ASSERT_TRUE(str.ok());
+  EXPECT_EQ(str->batch_size, 16);
+}
+
+}  // namespace
+}  // namespace hase::service
