@@ -1,13 +1,162 @@
-// `hase serve` — placeholder until its issue lands; replaced by the real subcommand.
+// `hase serve --config cluster.yaml [--listen 127.0.0.1:8080] [--state DIR] ...`: the scheduler
+// daemon (REST API, /metrics, /healthz, Kubernetes extender) over a durable journal.
+// Library: src/hase/service/ (daemon.h, api_server.h, extender.h); docs/service.md.
+#include <csignal>
+#include <cstdio>
+#include <pthread.h>
+
+#include <fmt/format.h>
+
 #include "cli/command.h"
+#include "hase/hw/gpu_catalog.h"
+#include "hase/sched/cluster_file.h"
+#include "hase/sched/registry.h"
+#include "hase/service/api_server.h"
+#include "hase/service/daemon.h"
+#include "hase/service/extender.h"
+#include "hase/service/latency_table.h"
+#include "hase/sim/predictor_oracle.h"
+#include "hase/telemetry/dcgm_scraper.h"
+#include "hase/telemetry/http_get.h"
 
 namespace hase::cli {
+namespace {
+
+struct ServeFlags {
+  std::string config;
+  std::string listen = "127.0.0.1:8080";
+  std::string state = "hase-state";
+  std::string policy = "hase";
+  std::vector<std::string> dcgm;  // URL or URL=NODE
+  double scrape_interval_s = 10;
+  double scrape_timeout_s = 2;
+  double stale_after_s = 90;
+  double load_max_age_s = 300;
+  bool executor = false;
+  std::string executor_node;
+  std::string kube_api;
+  std::string catalog;
+  std::string models = HASE_DATA_DIR "/../models";
+  std::string latency_table;
+  std::string sync = "full";
+};
+
+int Run(const ServeFlags& f) {
+  // Signals are waited for on one thread; block them before any other thread starts.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  auto catalog = GpuCatalog::Load(f.catalog);
+  if (!catalog.ok()) return Fail(catalog.status());
+  auto cluster = sched::LoadClusterFile(f.config, *catalog);
+  if (!cluster.ok()) return Fail(cluster.status());
+  auto resolve = [&](std::string_view name) -> std::optional<std::string> {
+    auto g = catalog->Find(name);
+    if (!g.ok()) return std::nullopt;
+    return (*g)->id;
+  };
+
+  std::shared_ptr<const sched::LatencyOracle> oracle;
+  if (!f.latency_table.empty()) {
+    auto t = service::LoadLatencyTable(f.latency_table, resolve);
+    if (!t.ok()) return Fail(t.status());
+    oracle = *t;
+  } else {
+    sim::PredictorOracleOptions po;
+    po.models_dir = f.models;
+    oracle = std::make_shared<sim::PredictorOracle>(*catalog, po);
+  }
+
+  std::unique_ptr<telemetry::DcgmScraper> scraper;
+  if (!f.dcgm.empty()) {
+    telemetry::DcgmScraperOptions so;
+    for (const std::string& t : f.dcgm) {
+      size_t eq = t.find('=');
+      so.targets.push_back({t.substr(0, eq), eq == std::string::npos ? "" : t.substr(eq + 1)});
+      auto u = telemetry::ParseHttpUrl(so.targets.back().url);
+      if (!u.ok()) return Fail(u.status().WithContext("--dcgm"));
+      if (so.targets.back().node.empty()) so.targets.back().node = u->host;
+    }
+    so.interval_s = f.scrape_interval_s;
+    so.timeout_s = f.scrape_timeout_s;
+    so.stale_after_s = f.stale_after_s;
+    so.resolver = resolve;
+    scraper = std::make_unique<telemetry::DcgmScraper>(so);
+  }
+
+  service::DaemonOptions o;
+  o.state_dir = f.state;
+  o.policy = f.policy;
+  o.store.synchronous_full = f.sync != "normal";
+  o.load_max_age_s = f.load_max_age_s;
+  o.executor = f.executor;
+  o.executor_node = f.executor_node;
+  auto daemon = service::Daemon::Create(*std::move(cluster), oracle, o, scraper.get());
+  if (!daemon.ok()) return Fail(daemon.status());
+  if (Status st = (*daemon)->Start(); !st.ok()) return Fail(st);
+  if (scraper) scraper->Start();
+
+  service::Extender extender(**daemon, service::ExtenderOptions{f.kube_api, 5.0});
+  service::ApiServer api(**daemon, extender);
+  const size_t colon = f.listen.rfind(':');
+  if (colon == std::string::npos) {
+    return Fail(Status::InvalidArgument("--listen '" + f.listen + "' is not HOST:PORT"));
+  }
+  int port = 0;
+  try {
+    port = std::stoi(f.listen.substr(colon + 1));
+  } catch (const std::exception&) {
+    return Fail(Status::InvalidArgument("--listen '" + f.listen + "': bad port"));
+  }
+  auto bound = api.Bind(f.listen.substr(0, colon), port);
+  if (!bound.ok()) return Fail(bound.status());
+  std::printf("hase serve: listening on %s:%d (policy %s, %zu GPUs, state %s)\n",
+              f.listen.substr(0, colon).c_str(), *bound, f.policy.c_str(), (*daemon)->cluster().gpus.size(),
+              f.state.c_str());
+  std::fflush(stdout);
+
+  std::thread waiter([&] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    api.Stop();
+  });
+  api.Run();
+  pthread_kill(waiter.native_handle(), SIGTERM);  // release the waiter if Run ended first
+  waiter.join();
+  if (scraper) scraper->Stop();
+  (*daemon)->Stop();
+  return 0;
+}
+
+}  // namespace
 
 Command AddServeCommand(CLI::App& parent) {
+  auto flags = std::make_shared<ServeFlags>();
   Command c;
-  c.app = parent.add_subcommand("serve", "(not yet implemented)");
-  c.app->allow_extras();
-  c.run = [] { return Fail(Status::Unsupported("'hase serve' is not implemented yet")); };
+  c.app = parent.add_subcommand("serve", "Run the scheduler daemon (REST API, Kubernetes extender)");
+  CLI::App& a = *c.app;
+  a.add_option("--config", flags->config, "Cluster file (the `hase simulate --cluster` schema)")->required();
+  a.add_option("--listen", flags->listen, "HOST:PORT to serve on (port 0: any free port)");
+  a.add_option("--state", flags->state, "Directory of the journal (hase.db) and executor files");
+  a.add_option("--policy", flags->policy, "Placement policy: " + fmt::format("{}", fmt::join(sched::PolicyNames(), ", ")));
+  a.add_option("--dcgm", flags->dcgm, "dcgm-exporter URL to scrape, URL=NODE to name its node (repeatable)");
+  a.add_option("--scrape-interval", flags->scrape_interval_s, "Seconds between DCGM scrapes");
+  a.add_option("--scrape-timeout", flags->scrape_timeout_s, "Seconds before a scrape times out");
+  a.add_option("--stale-after", flags->stale_after_s, "DCGM readings older than this make /healthz degraded (s)");
+  a.add_option("--load-max-age", flags->load_max_age_s, "DCGM readings older than this are ignored (s)");
+  a.add_flag("--executor", flags->executor, "Run task commands here (standalone mode)");
+  a.add_option("--executor-node", flags->executor_node, "Node this executor runs (default: every node)");
+  a.add_option("--kube-api", flags->kube_api, "Kubernetes API URL for bindings, e.g. http://127.0.0.1:8001");
+  a.add_option("--catalog", flags->catalog, "GPU catalog YAML (default: built in)");
+  a.add_option("--models", flags->models, "Directory of zoo .onnx models for the predictor oracle");
+  a.add_option("--latency-table", flags->latency_table, "CSV model,gpu_type,per_batch_ms,demand,memory_mib instead of the predictor");
+  a.add_option("--sync", flags->sync, "Journal durability: full (power-safe, default) or normal (crash-safe)")
+      ->check(CLI::IsMember({"full", "normal"}));
+  c.run = [flags] { return Run(*flags); };
   return c;
 }
 

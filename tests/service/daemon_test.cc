@@ -215,6 +215,22 @@ TEST(Daemon, GpuAndNodeFailureRequeueEverythingPlacedThere) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(Daemon, FailedGpuTaskMovesToTheOtherA100) {
+  const std::string dir = hase::testing::FreshDir("fail2");
+  FakeClock clock;
+  auto d = MakeDaemon(dir, clock);
+  auto t = d->Submit(Spec("vgg16", 50));
+  d->RunPassForTest();
+  EXPECT_EQ(d->Get(t->record.id)->gpu, 0);
+  ASSERT_TRUE(d->MarkGpuFailed(0, "XID 48").ok());
+  d->RunPassForTest();
+  TaskRecord r = *d->Get(t->record.id);
+  EXPECT_EQ(r.gpu, 1) << r.reason;
+  EXPECT_EQ(r.attempts, 2);
+  d.reset();
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Daemon, RestartRecoversQueueAndRunningAssignments) {
   const std::string dir = hase::testing::FreshDir("restart");
   FakeClock clock;

@@ -16,6 +16,7 @@ namespace hase::service {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr int kFailedGpuTaskId = -2;  // holder of a failed GPU's phantom reservation
 
 DaemonOptions WithDefaults(DaemonOptions o) {
   if (!o.now_s) o.now_s = telemetry::WallClockSeconds;
@@ -514,6 +515,12 @@ Result<int> Daemon::MarkGpuFailed(int gpu, const std::string& reason) {
   state_.gpus[gpu].memory_mib = -1;  // every Filter: cannot host
   const std::string why = "GPU " + cluster_.GpuLabel(gpu) + " failed" + (reason.empty() ? "" : ": " + reason);
   int n = RequeueGpuLocked(gpu, why, Now(), changed);
+  // A phantom reservation keeps policies that evaluate "one idle GPU per type" from picking
+  // the failed GPU as its type's representative (and then skipping its healthy twins).
+  sched::Reservation phantom;
+  phantom.task_id = kFailedGpuTaskId;
+  phantom.start_ms = kInf;
+  state_.gpus[gpu].reservation = phantom;
   policy_->OnGpuChanged(state_, gpu);
   HASE_RETURN_IF_ERROR(PersistLocked(changed));
   dirty_ = true;
@@ -540,6 +547,7 @@ Status Daemon::RecoverGpu(int gpu) {
   auto it = failed_gpus_.find(gpu);
   if (it == failed_gpus_.end()) return Status::NotFound("GPU " + std::to_string(gpu) + " is not marked failed");
   state_.gpus[gpu].memory_mib = it->second;
+  state_.gpus[gpu].reservation.reset();
   failed_gpus_.erase(it);
   policy_->OnGpuChanged(state_, gpu);
   dirty_ = true;

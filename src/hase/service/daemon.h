@@ -23,7 +23,10 @@
 //
 // Failures. MarkGpuFailed / MarkNodeFailed kill what runs there and re-queue every task
 // placed there (attempts + 1); failed GPUs get capacity -1 MiB so every Filter rejects them
-// until RecoverGpu. Tasks the policy rejects while some GPU is failed stay queued.
+// until RecoverGpu, plus a phantom reservation (task id -2, start +inf) so policies that
+// evaluate one idle GPU per type never take a failed GPU as its type's representative.
+// Failure marks live in memory only (a restart brings every GPU back). Tasks the policy
+// rejects while some GPU is failed stay queued.
 //
 // Thread-safety: all public methods are safe for concurrent use (one mutex over the
 // scheduling state; the journal has its own).

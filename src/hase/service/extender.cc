@@ -230,6 +230,7 @@ Result<json> Extender::Prioritize(std::string_view body) {
   if (!cands.ok()) return out;  // HostPriorityList has no error field: no opinion
   const json* pod = FindCaseInsensitive(args, "Pod");
   Result<TaskSpec> spec = pod ? TaskSpecFromPod(*pod) : Result<TaskSpec>(Status::NotFound("no Pod"));
+  const double now = telemetry::WallClockSeconds();  // before predicting: ratios stay exact
   std::map<std::string, double> c;
   if (spec.ok()) {
     Remember(PodKey(*pod), *spec);
@@ -237,7 +238,6 @@ Result<json> Extender::Prioritize(std::string_view body) {
     tmp.spec = *spec;
     c = NodeCompletion(daemon_, daemon_.PredictCompletion(tmp.ToSchedTask()), spec->gpus);
   }
-  const double now = telemetry::WallClockSeconds();
   double best = std::numeric_limits<double>::infinity();
   for (const std::string& n : cands->names) {
     auto it = c.find(n);

@@ -1,0 +1,236 @@
+// The REST API and the Kubernetes extender over real HTTP on 127.0.0.1 (port picked at runtime).
+#include "hase/service/api_server.h"
+
+#include <filesystem>
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include "../telemetry/fixture.h"
+#include "hase/telemetry/prom_text.h"
+#include "service_fixture.h"
+#include "testing.h"
+
+namespace hase::service {
+namespace {
+
+using nlohmann::json;
+
+std::string Fixture(const std::string& name) {
+  return hase::testing::ReadFileForTest(hase::testing::SourceDir() + "/tests/data/service/" + name);
+}
+
+class ApiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = hase::testing::FreshDir("api");
+    DaemonOptions o;
+    o.state_dir = dir_;
+    o.policy = "hase";
+    o.tick_s = 0.05;
+    o.store.synchronous_full = false;
+    auto d = Daemon::Create(hase::testing::SmallCluster(), hase::testing::SmallOracle(), o, nullptr);
+    ASSERT_TRUE(d.ok()) << d.status().ToString();
+    daemon_ = std::move(*d);
+    ASSERT_TRUE(daemon_->Start().ok());
+    kube_.Post(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+)/binding)", [this](const httplib::Request& req, httplib::Response& res) {
+      std::lock_guard<std::mutex> l(mu_);
+      bindings_.push_back(json::parse(req.body));
+      binding_paths_.push_back(req.path);
+      res.status = 201;
+      res.set_content("{}", "application/json");
+    });
+    kube_port_ = kube_.bind_to_any_port("127.0.0.1");
+    kube_thread_ = std::thread([this] { kube_.listen_after_bind(); });
+    extender_ = std::make_unique<Extender>(*daemon_, ExtenderOptions{"http://127.0.0.1:" + std::to_string(kube_port_), 2});
+    api_ = std::make_unique<ApiServer>(*daemon_, *extender_);
+    auto port = api_->Bind("127.0.0.1", 0);
+    ASSERT_TRUE(port.ok());
+    port_ = *port;
+    api_->Start();
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", port_);
+    client_->set_read_timeout(5, 0);
+  }
+  void TearDown() override {
+    api_->Stop();
+    kube_.stop();
+    kube_thread_.join();
+    daemon_->Stop();
+    std::filesystem::remove_all(dir_);
+  }
+  json Post(const std::string& path, const std::string& body, int* status = nullptr) {
+    auto r = client_->Post(path.c_str(), body, "application/json");
+    EXPECT_TRUE(r);
+    if (!r) return json();
+    if (status) *status = r->status;
+    return json::parse(r->body, nullptr, false);
+  }
+  json Get(const std::string& path, int* status = nullptr) {
+    auto r = client_->Get(path.c_str());
+    EXPECT_TRUE(r);
+    if (!r) return json();
+    if (status) *status = r->status;
+    return json::parse(r->body, nullptr, false);
+  }
+  // Waits (bounded: 200 × 10 ms) until task `id` leaves `queued`.
+  json WaitPlaced(int64_t id) {
+    json t;
+    for (int i = 0; i < 200; ++i) {
+      t = Get("/v1/tasks/" + std::to_string(id));
+      if (t["state"] != "queued") break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return t;
+  }
+
+  std::string dir_;
+  std::unique_ptr<Daemon> daemon_;
+  std::unique_ptr<Extender> extender_;
+  std::unique_ptr<ApiServer> api_;
+  std::unique_ptr<httplib::Client> client_;
+  int port_ = 0;
+  httplib::Server kube_;
+  int kube_port_ = 0;
+  std::thread kube_thread_;
+  std::mutex mu_;
+  std::vector<json> bindings_;
+  std::vector<std::string> binding_paths_;
+};
+
+TEST_F(ApiTest, SubmitGetListCancelAndErrors) {
+  int status = 0;
+  json t = Post("/v1/tasks", R"({"key":"c-1","model":"resnet50","batch_size":8,"samples":800})", &status);
+  EXPECT_EQ(status, 201);
+  EXPECT_EQ(t["num_batches"], 100);
+  const int64_t id = t["id"];
+  json again = Post("/v1/tasks", R"({"key":"c-1","model":"resnet50","batch_size":8,"samples":800})", &status);
+  EXPECT_EQ(status, 200);
+  EXPECT_EQ(again["id"], id);
+  json placed = WaitPlaced(id);
+  EXPECT_EQ(placed["state"], "running");
+  EXPECT_EQ(placed["gpu"]["node"], "a");
+  EXPECT_DOUBLE_EQ(placed["predicted"]["isolated_ms"].get<double>(), 1000.0);
+  EXPECT_NEAR(placed["predicted"]["runtime_s"].get<double>(), 1.0, 1e-6);
+  EXPECT_TRUE(placed["actual"].is_null());
+  json list = Get("/v1/tasks?state=running");
+  EXPECT_EQ(list["tasks"].size(), 1u);
+  auto del = client_->Delete(("/v1/tasks/" + std::to_string(id)).c_str());
+  ASSERT_TRUE(del);
+  EXPECT_EQ(del->status, 200);
+  EXPECT_EQ(json::parse(del->body)["state"], "cancelled");
+  del = client_->Delete(("/v1/tasks/" + std::to_string(id)).c_str());
+  EXPECT_EQ(del->status, 409);
+  json err = Get("/v1/tasks/424242", &status);
+  EXPECT_EQ(status, 404);
+  EXPECT_EQ(err["error"]["code"], "not found");
+  Post("/v1/tasks", "{not json", &status);
+  EXPECT_EQ(status, 400);
+  err = Post("/v1/tasks", R"({"model":"resnet50","batch_size":-1})", &status);
+  EXPECT_EQ(status, 400);
+  EXPECT_NE(err["error"]["where"].get<std::string>().find("batch_size"), std::string::npos);
+  Get("/v1/tasks?state=sleeping", &status);
+  EXPECT_EQ(status, 400);
+}
+
+TEST_F(ApiTest, GpusMetricsHealthAndFailure) {
+  json t = Post("/v1/tasks", R"({"model":"vgg16","num_batches":50})");
+  WaitPlaced(t["id"]);
+  json g = Get("/v1/gpus");
+  ASSERT_EQ(g["gpus"].size(), 3u);
+  EXPECT_EQ(g["policy"], "hase");
+  EXPECT_EQ(g["gpus"][2]["type"], "T4");
+  EXPECT_EQ(g["gpus"][0]["running"], 1);
+  EXPECT_TRUE(g["gpus"][0]["live"].is_null());  // no telemetry configured
+  auto m = client_->Get("/metrics");
+  ASSERT_TRUE(m);
+  EXPECT_NE(m->get_header_value("Content-Type").find("version=0.0.4"), std::string::npos);
+  auto parsed = telemetry::ParsePromText(m->body);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  bool saw_hist = false;
+  for (const auto& f : parsed->families) saw_hist = saw_hist || (f.name == "hase_decision_latency_seconds" && f.type == "histogram");
+  EXPECT_TRUE(saw_hist);
+  json h = Get("/healthz");
+  EXPECT_EQ(h["status"], "ok");
+  json f = Post("/v1/gpus/0/fail", R"({"reason":"XID 48"})");
+  EXPECT_EQ(f["requeued"], 1);
+  t = WaitPlaced(t["id"]);
+  EXPECT_EQ(t["gpu"]["id"], 1);  // re-placed on the other A100
+  EXPECT_EQ(t["attempts"], 2);
+  g = Get("/v1/gpus");
+  EXPECT_EQ(g["gpus"][0]["health"], "failed");
+  int status = 0;
+  Post("/v1/gpus/9/fail", "{}", &status);
+  EXPECT_EQ(status, 404);
+  Post("/v1/gpus/0/recover", "{}", &status);
+  EXPECT_EQ(status, 200);
+}
+
+TEST_F(ApiTest, ExtenderFilterPrioritizeBindNodeNamesForm) {
+  const std::string body = Fixture("extender_filter_nodenames.json");
+  ASSERT_FALSE(body.empty());
+  json f = Post("/filter", body);
+  ASSERT_TRUE(f.contains("NodeNames"));
+  EXPECT_EQ(f["NodeNames"], json::array({"a", "b"}));
+  EXPECT_TRUE(f["Nodes"].is_null());
+  EXPECT_EQ(f["Error"], "");
+  EXPECT_TRUE(f["FailedAndUnresolvableNodes"].contains("cpu-only-1"));
+  // Prioritize: resnet50 × 100 batches: 1.0 s on an idle A100, 4.0 s on the T4 → 10 and 3 (2.5).
+  json p = Post("/extender/prioritize", body);
+  ASSERT_EQ(p.size(), 3u);
+  std::map<std::string, int> score;
+  for (const json& hp : p) score[hp["Host"]] = hp["Score"];
+  EXPECT_EQ(score["a"], 10);
+  EXPECT_EQ(score["b"], 3);  // round(10 × 1.0 / 4.0) = round(2.5) = 3
+  EXPECT_EQ(score["cpu-only-1"], 0);
+  // Bind: recorded as running on node a's best GPU and posted to the API server.
+  json b = Post("/bind", R"({"PodName":"resnet50-infer-7c9d5","PodNamespace":"inference",
+                             "PodUID":"5f0e6a3c-1b2d-4e8f-9a7b-3c2d1e0f9a8b","Node":"a"})");
+  EXPECT_EQ(b["Error"], "");
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    ASSERT_EQ(bindings_.size(), 1u);
+    EXPECT_EQ(binding_paths_[0], "/api/v1/namespaces/inference/pods/resnet50-infer-7c9d5/binding");
+    EXPECT_EQ(bindings_[0]["kind"], "Binding");
+    EXPECT_EQ(bindings_[0]["target"]["name"], "a");
+    EXPECT_EQ(bindings_[0]["metadata"]["uid"], "5f0e6a3c-1b2d-4e8f-9a7b-3c2d1e0f9a8b");
+  }
+  json tasks = Get("/v1/tasks");
+  ASSERT_EQ(tasks["tasks"].size(), 1u);
+  EXPECT_EQ(tasks["tasks"][0]["pod"], "inference/resnet50-infer-7c9d5");
+  EXPECT_EQ(tasks["tasks"][0]["state"], "running");
+  EXPECT_EQ(tasks["tasks"][0]["gpu"]["node"], "a");
+  EXPECT_EQ(tasks["tasks"][0]["num_batches"], 100);
+  // A retried bind is idempotent (same pod UID): still one task.
+  Post("/bind", R"({"podName":"resnet50-infer-7c9d5","podNamespace":"inference",
+                    "podUID":"5f0e6a3c-1b2d-4e8f-9a7b-3c2d1e0f9a8b","node":"a"})");
+  EXPECT_EQ(Get("/v1/tasks")["tasks"].size(), 1u);
+  // Unknown pod.
+  b = Post("/bind", R"({"PodName":"ghost","PodNamespace":"x","PodUID":"u","Node":"a"})");
+  EXPECT_NE(b["Error"].get<std::string>().find("unknown pod"), std::string::npos);
+}
+
+TEST_F(ApiTest, ExtenderFullNodesFormLowerCaseKeys) {
+  json f = Post("/filter", Fixture("extender_filter_nodes.json"));
+  // bigmodel needs 30000 MiB: the T4 node cannot ever host it.
+  ASSERT_TRUE(f["Nodes"].is_object());
+  ASSERT_EQ(f["Nodes"]["items"].size(), 1u);
+  EXPECT_EQ(f["Nodes"]["items"][0]["metadata"]["name"], "a");
+  EXPECT_EQ(f["Nodes"]["items"][0]["status"]["allocatable"]["nvidia.com/gpu"], "2");  // as received
+  EXPECT_TRUE(f["FailedAndUnresolvableNodes"].contains("b"));
+  json p = Post("/prioritize", Fixture("extender_filter_nodes.json"));
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(p[0]["Host"], "a");
+  EXPECT_EQ(p[0]["Score"], 10);
+  EXPECT_EQ(p[1]["Score"], 0);
+  // A pod without hase annotations is not hase's: every node passes.
+  json plain = Post("/filter", R"({"Pod":{"metadata":{"name":"web"}},"NodeNames":["a","b"]})");
+  EXPECT_EQ(plain["NodeNames"].size(), 2u);
+  int status = 0;
+  Post("/filter", "garbage", &status);
+  EXPECT_EQ(status, 400);
+  json bad = Post("/filter", R"({"Pod":{"metadata":{"annotations":{"hase.io/model":"resnet50","hase.io/batch":"x"}}},"NodeNames":["a"]})");
+  EXPECT_NE(bad["Error"].get<std::string>(), "");
+}
+
+}  // namespace
+}  // namespace hase::service
