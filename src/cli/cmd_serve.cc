@@ -27,7 +27,6 @@
 
 namespace hase::cli {
 namespace {
-#ifdef HASE_SERVE_AVAILABLE
 
 struct ServeFlags {
   std::string config;
@@ -48,6 +47,7 @@ struct ServeFlags {
   std::string sync = "full";
 };
 
+#ifdef HASE_SERVE_AVAILABLE
 int Run(const ServeFlags& f) {
   // Signals are waited for on one thread; block them before any other thread starts.
   sigset_t signals;

@@ -18,10 +18,9 @@
 namespace hase::service {
 namespace {
 
-// $0 = the user's command, $1 = file base. Writes the pid first, the exit code last (rename
-// makes it appear atomically).
+// $0 = the user's command, $1 = file base. Writes the exit code last (rename makes it appear
+// atomically). The pid file is written by the forked child before exec (Spawn).
 constexpr const char* kWrapper =
-    "echo $$ > \"$1.pid.tmp\" && mv \"$1.pid.tmp\" \"$1.pid\"; "
     "/bin/sh -c \"$0\"; c=$?; "
     "echo $c > \"$1.exit.tmp\" && mv \"$1.exit.tmp\" \"$1.exit\"; exit $c";
 
@@ -78,11 +77,29 @@ Result<int64_t> Executor::Spawn(int64_t task_id, int attempt, const std::string&
   for (const char* ext : {".pid", ".exit"}) std::remove((base + ext).c_str());
   const std::string out = base + ".out", err = base + ".err";
   const std::string cuda = std::to_string(gpu_index), id = std::to_string(task_id);
+  const std::string pid_tmp = base + ".pid.tmp", pid_file = base + ".pid";
   pid_t pid = ::fork();
   if (pid < 0) return Status::IO(std::string("fork failed: ") + std::strerror(errno), "executor");
   if (pid == 0) {
     // Child: only async-signal-safe calls from here to exec.
     ::setsid();
+    // Record the pid before anything else, so a daemon killed right after fork() still finds
+    // this process at restart (and does not start the task a second time).
+    {
+      char buf[24];
+      int n = 0;
+      char rev[24];
+      for (pid_t v = ::getpid(); v > 0; v /= 10) rev[n++] = static_cast<char>('0' + v % 10);
+      for (int i = 0; i < n; ++i) buf[i] = rev[n - 1 - i];
+      buf[n++] = '\n';
+      int fp = ::open(pid_tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (fp >= 0) {
+        (void)!::write(fp, buf, n);
+        ::fsync(fp);
+        ::close(fp);
+        ::rename(pid_tmp.c_str(), pid_file.c_str());
+      }
+    }
     int fo = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     int fe = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     int fi = ::open("/dev/null", O_RDONLY);

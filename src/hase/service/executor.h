@@ -4,10 +4,11 @@
 //   CUDA_DEVICE_ORDER=PCI_BUS_ID   so CUDA numbers GPUs as NVML/DCGM do (`gpu` label)
 //   CUDA_VISIBLE_DEVICES=<index>   the GPU's index on its node
 //   HASE_TASK_ID=<id>
-// stdout/stderr go to <dir>/<id>-<attempt>.out/.err. A small shell wrapper writes its pid to
-// <id>-<attempt>.pid before running the command and the exit code to <id>-<attempt>.exit
-// (atomically, via rename) after it, so a restarted daemon can adopt processes that outlived
-// a `kill -9` of the daemon and still learn their exit codes.
+// stdout/stderr go to <dir>/<id>-<attempt>.out/.err. The forked child writes its pid to
+// <id>-<attempt>.pid before exec, and a small shell wrapper writes the exit code to
+// <id>-<attempt>.exit (atomically, via rename) after the command, so a restarted daemon can
+// adopt processes that outlived a `kill -9` of the daemon, learn their exit codes, and never
+// start a task twice.
 //
 // Thread-safety: all methods may be called from any thread. The exit callback runs on the
 // executor's monitor thread, never under the executor's lock.
@@ -52,8 +53,8 @@ class Executor {
 
   // After a restart: what became of (task_id, attempt)? Reads its .pid/.exit files. Returns
   // the pid to watch (the process is alive; Watch() it) or the exit code when it already
-  // ended; NotFound when it never started (no .pid file: the daemon died before the wrapper
-  // ran, so it is safe to start it again).
+  // ended; NotFound when it never started (no .pid file: the daemon died before fork, so it
+  // is safe to start it again).
   struct Found {
     int64_t pid = 0;
     std::optional<int> exit_code;
