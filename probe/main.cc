@@ -17,7 +17,9 @@
 #include "gpu/kernel_timing.h"
 #include "gpu/microbench.h"
 #include "gpu/stressor.h"
+#include "kernel_list_json.h"
 #include "nvml_device.h"
+#include "plan_report.h"
 #include "probe_options.h"
 #include "profile_yaml.h"
 
@@ -113,6 +115,18 @@ int Micro(const hase::probe::ProbeOptions& o) {
   return 0;
 }
 
+int Plan(const hase::probe::ProbeOptions& o) {
+  int failed = 0;
+  for (const auto& f : o.kernel_files) {
+    auto list = hase::probe::LoadKernelListJson(f);
+    if (!list.ok()) return Fail(list.status());
+    std::string text;
+    failed += hase::probe::ReportPlans(*list, &text).failed;
+    std::printf("%s", text.c_str());
+  }
+  return failed == 0 ? 0 : 1;
+}
+
 int Stress(const hase::probe::ProbeOptions& o) {
   struct sigaction sa {};
   sa.sa_handler = OnSignal;
@@ -138,6 +152,7 @@ int main(int argc, char** argv) {
     case Subcommand::kInfo: return Info(*opts);
     case Subcommand::kMicro: return Micro(*opts);
     case Subcommand::kStress: return Stress(*opts);
+    case Subcommand::kPlan: return Plan(*opts);
     case Subcommand::kKernels: {
       hase::Status st = hase::probe::gpu::RunKernelTiming(*opts, SelfExe(argv[0]));
       return st.ok() ? 0 : Fail(st);

@@ -51,12 +51,16 @@ Result<ProbeOptions> ParseProbeArgs(const std::vector<std::string>& args) {
       ->check(CLI::NonNegativeNumber);
   stress->add_option("--device", o.device, "CUDA device ordinal")->check(CLI::NonNegativeNumber);
 
+  CLI::App* plan = app.add_subcommand("plan", "Show how each kernel would be launched (no GPU)");
+  plan->add_option("--kernels", o.kernel_files, "`hase kernels --format json` output(s)")
+      ->required();
+
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 wants them reversed
   try {
     app.parse(reversed);
   } catch (const CLI::CallForHelp&) {
     o.help = app.help();
-    for (CLI::App* sub : {info, micro, kern, stress}) {
+    for (CLI::App* sub : {info, micro, kern, stress, plan}) {
       if (sub->parsed()) o.help = sub->help();
     }
     return o;
@@ -69,6 +73,7 @@ Result<ProbeOptions> ParseProbeArgs(const std::vector<std::string>& args) {
   }
   if (info->parsed()) o.command = Subcommand::kInfo;
   if (micro->parsed()) o.command = Subcommand::kMicro;
+  if (plan->parsed()) o.command = Subcommand::kPlan;
   if (stress->parsed()) {
     o.command = Subcommand::kStress;
     auto l = ParseStressLevel(level);

@@ -7,6 +7,7 @@
 //                      [--reps 25] [--settle-ms 1000] [--sample-ms 100] [--no-tf32]
 //                      [--max-kernels N] [--device N]
 //   hase-probe stress  LEVEL [--duration-s S] [--device N]
+//   hase-probe plan    --kernels K.json [--kernels …]   (no GPU: what `kernels` would launch)
 #pragma once
 
 #include <string>
@@ -17,7 +18,7 @@
 
 namespace hase::probe {
 
-enum class Subcommand { kNone, kInfo, kMicro, kKernels, kStress };
+enum class Subcommand { kNone, kInfo, kMicro, kKernels, kStress, kPlan };
 
 struct ProbeOptions {
   Subcommand command = Subcommand::kNone;
@@ -30,7 +31,7 @@ struct ProbeOptions {
   bool quick = false;       // smaller sizes and fewer repetitions (tests, smoke runs)
 
   // kernels
-  std::vector<std::string> kernel_files;  // `hase kernels --format json` outputs
+  std::vector<std::string> kernel_files;  // `hase kernels --format json` outputs (also plan)
   std::string rows_out;     // training-set CSV (docs/training-data.md)
   std::string model_out;    // whole-model timing CSV ("" = none)
   std::string load_out;     // NVML/GPM readings under DCGM field names ("" = none)

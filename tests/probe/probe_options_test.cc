@@ -35,6 +35,11 @@ TEST(ProbeOptions, MicroAndStressAndInfo) {
   EXPECT_DOUBLE_EQ(s->stress.dram, 0.2);
   EXPECT_DOUBLE_EQ(s->duration_s, 3);
 
+  auto p = ParseProbeArgs({"plan", "--kernels", "k.json"});
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->command, Subcommand::kPlan);
+  EXPECT_EQ(p->kernel_files, std::vector<std::string>{"k.json"});
+
   auto i = ParseProbeArgs({"info"});
   ASSERT_TRUE(i.ok());
   EXPECT_EQ(i->command, Subcommand::kInfo);
