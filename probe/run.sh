@@ -17,7 +17,7 @@
 #   HASE_PROBE_MODELS   model names under models/ (default "resnet50 mobilenet_v2 yolov8n")
 #   HASE_PROBE_BATCHES  batch sizes (default "1 8")
 #   HASE_PROBE_LOADS    load schedule (default below; syntax in probe/host/stress_level.h)
-#   HASE_PROBE_REPS     timed launches per kernel (default 25)
+#   HASE_PROBE_REPS     timed launches per kernel (default 15; 3 warm-up launches before)
 #   HASE_PROBE_QUICK=1  smoke run: small microbenchmarks, idle + one load, 5 reps
 # Without MPS, the stressor's kernels time-slice with the timed ones; start MPS
 # (nvidia-cuda-mps-control -d) first to measure SM sharing instead. load.csv shows which.
@@ -33,8 +33,10 @@ BUILD=${HASE_BUILD_DIR:-$ROOT/build}
 DEVICE=${HASE_PROBE_DEVICE:-0}
 MODELS=${HASE_PROBE_MODELS:-"resnet50 mobilenet_v2 yolov8n"}
 BATCHES=${HASE_PROBE_BATCHES:-"1 8"}
-LOADS=${HASE_PROBE_LOADS:-"idle;sm=0.25;sm=0.5;sm=1;dram=0.3;dram=0.6;dram=1;tensor=0.3;tensor=0.6;tensor=1;sm=0.5,dram=0.5;sm=0.5,tensor=0.5"}
-REPS=${HASE_PROBE_REPS:-25}
+# Eight levels: under time-slicing a timed launch can wait a time slice (~1-2 ms), so each loaded
+# level costs about kernels x (warm-up + reps) x 1 ms; ~700 kernels x 18 → ~15 s per level.
+LOADS=${HASE_PROBE_LOADS:-"idle;sm=0.5;sm=1;dram=0.5;dram=1;tensor=0.5;tensor=1;sm=0.5,dram=0.5"}
+REPS=${HASE_PROBE_REPS:-15}
 MICRO_FLAGS=()
 if [[ "${HASE_PROBE_QUICK:-0}" == 1 ]]; then
   LOADS=${HASE_PROBE_LOADS:-"idle;sm=0.5,dram=0.5"}
@@ -87,7 +89,7 @@ step "microbenchmarks"
 
 step "kernel timing under loads: $LOADS"
 "$PROBE" kernels --device "$DEVICE" "${KERNEL_ARGS[@]}" --out "$OUT/kernels.csv" \
-  --model-out "$OUT/models.csv" --load-out "$OUT/load.csv" --load "$LOADS" --reps "$REPS" \
+  --model-out "$OUT/models.csv" --load-out "$OUT/load.csv" --load "$LOADS" --reps "$REPS" --warmup 3 \
   | tee "$OUT/summary.txt"
 
 {

@@ -185,6 +185,19 @@ __global__ void ConcatKernel(ConcatArgs a, E* out) {
   }
 }
 
+template <typename E>
+__global__ void SplitKernel(ConcatArgs a, const E* in) {  // a.in[] are the outputs here
+  const int64_t n = a.outer * a.total_inner;
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+       i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t o = i / a.total_inner;
+    const int64_t r = i - o * a.total_inner;
+    int j = 0;
+    while (j + 1 < a.n_in && r >= a.prefix[j + 1]) ++j;
+    const_cast<E*>(static_cast<const E*>(a.in[j]))[o * a.inner[j] + (r - a.prefix[j])] = in[i];
+  }
+}
+
 struct TransposeArgs {
   int64_t out_shape[6];
   int64_t in_stride_for_out_dim[6];  // stride in the input of output dim d
@@ -217,6 +230,11 @@ __global__ void CopyKernel(const I* in, int64_t n_in, O* out, int64_t n_out) {
 template <typename E>
 cudaError_t ConcatAs(const ConcatArgs& a, void* out, cudaStream_t s) {
   ConcatKernel<E><<<Blocks(a.outer * a.total_inner), kThreads, 0, s>>>(a, static_cast<E*>(out));
+  return cudaGetLastError();
+}
+template <typename E>
+cudaError_t SplitAs(const ConcatArgs& a, const void* in, cudaStream_t s) {
+  SplitKernel<E><<<Blocks(a.outer * a.total_inner), kThreads, 0, s>>>(a, static_cast<const E*>(in));
   return cudaGetLastError();
 }
 template <typename E>
@@ -360,6 +378,28 @@ cudaError_t LaunchConcat(const void* const* in, const int64_t* inner, int n_in, 
     case 2: return ConcatAs<uint16_t>(a, out, s);
     case 8: return ConcatAs<uint64_t>(a, out, s);
     default: return ConcatAs<uint32_t>(a, out, s);
+  }
+}
+
+cudaError_t LaunchSplit(const void* in, void* const* out, const int64_t* inner, int n_out,
+                        int64_t outer, int elem_bytes, cudaStream_t s) {
+  if (n_out < 1 || n_out > 16) return cudaErrorInvalidValue;
+  ConcatArgs a{};
+  a.n_in = n_out;
+  a.outer = outer;
+  int64_t prefix = 0;
+  for (int j = 0; j < n_out; ++j) {
+    a.in[j] = out[j];
+    a.inner[j] = inner[j];
+    a.prefix[j] = prefix;
+    prefix += inner[j];
+  }
+  a.total_inner = prefix;
+  switch (elem_bytes) {
+    case 1: return SplitAs<uint8_t>(a, in, s);
+    case 2: return SplitAs<uint16_t>(a, in, s);
+    case 8: return SplitAs<uint64_t>(a, in, s);
+    default: return SplitAs<uint32_t>(a, in, s);
   }
 }
 

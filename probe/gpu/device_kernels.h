@@ -46,6 +46,10 @@ cudaError_t LaunchRowNorm(const void* x, void* y, const void* gamma, const void*
 cudaError_t LaunchConcat(const void* const* in, const int64_t* inner, int n_in, void* out,
                          int64_t outer, int elem_bytes, cudaStream_t stream);
 
+// Split along an axis: in is [outer, sum(inner)], output j is [outer, inner[j]]. Same limits.
+cudaError_t LaunchSplit(const void* in, void* const* out, const int64_t* inner, int n_out,
+                        int64_t outer, int elem_bytes, cudaStream_t stream);
+
 // Transpose of a rank ≤ 6 tensor: out dim d = in dim perm[d].
 cudaError_t LaunchTranspose(const void* in, void* out, const int64_t* in_shape,
                             const int64_t* perm, int rank, int elem_bytes, cudaStream_t stream);

@@ -172,6 +172,7 @@ Status RunKernelTiming(const ProbeOptions& o, const std::string& self_exe) {
         if (!r.launchable(i)) continue;
         TimedKernel t;
         t.model = list.model;
+        t.batch = list.batch;
         t.gpu = gpu;
         t.load_level = name;
         t.kernel = &r.kernel(i);

@@ -440,6 +440,22 @@ Status ModelRunner::Prepare(Entry& e, GpuContext& ctx, const Options& o) {
       return Status::OK();
     }
 
+    case Backend::kSplit: {
+      if (k.outputs.size() > 16) return Status::Unsupported("split into more than 16 outputs");
+      std::vector<void*> outs;
+      for (size_t j = 0; j < k.outputs.size(); ++j) outs.push_back(out(j));
+      const void* x = operands[0];
+      const std::vector<int64_t> inner = p.concat_inner;
+      const int64_t outer = p.outer;
+      const int es = static_cast<int>(ElemBytes(k.inputs[0].dtype));
+      e.launch = [=]() -> Status {
+        HASE_CUDA(LaunchSplit(x, outs.data(), inner.data(), static_cast<int>(outs.size()), outer,
+                              es, s));
+        return Status::OK();
+      };
+      return Status::OK();
+    }
+
     case Backend::kTranspose: {
       void* x = operands[0];
       const std::vector<int64_t> shape = p.in_shape, perm = p.perm;

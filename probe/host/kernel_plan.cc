@@ -261,6 +261,15 @@ Status PlanDataMovement(const Kernel& k, KernelPlan* plan) {
     plan->out_elements = k.outputs[0].elements();
     return Status::OK();
   }
+  if (k.op_type == "Split" && k.inputs.size() == 1 && !k.outputs.empty()) {
+    const auto& x = k.inputs[0].shape;
+    const int64_t axis = Axis(Attr(k, "axis", 0, 0), x.size());
+    plan->backend = Backend::kSplit;
+    plan->outer = Product(x, 0, axis);
+    for (const auto& t : k.outputs) plan->concat_inner.push_back(Product(t.shape, axis, t.shape.size()));
+    plan->out_elements = k.inputs[0].elements();
+    return Status::OK();
+  }
   if (k.op_type == "Transpose" && k.inputs.size() == 1 && k.inputs[0].shape.size() <= 6) {
     plan->backend = Backend::kTranspose;
     plan->in_shape = k.inputs[0].shape;
@@ -290,6 +299,7 @@ const char* BackendName(Backend b) {
     case Backend::kBatchNorm: return "batchnorm";
     case Backend::kRowNorm: return "row_norm";
     case Backend::kConcat: return "concat";
+    case Backend::kSplit: return "split";
     case Backend::kTranspose: return "transpose";
     case Backend::kCopy: return "copy";
   }

@@ -11,7 +11,8 @@
 //                        the operand's size: same traffic, not the same arithmetic per element);
 //   normalization      → CUDA kernels: per-channel scale/shift (BatchNormalization), row
 //                        reductions (Softmax, LayerNormalization, InstanceNormalization);
-//   data_movement      → one concat kernel, a transpose kernel, else a copy of the output size;
+//   data_movement      → one concat / split kernel, a transpose kernel, else a copy of the
+//                        output size reading the first operand (gather, resize, slice, …);
 //   view-only kernels  → skipped (the runtime aliases the buffer; nothing is launched).
 // Operands: the kernel's activations (inputs) followed by its initializers (weights), in order.
 // Conv: X = operand 0, residual Z = inputs[1] when "Add" is fused, W = weights[0],
@@ -37,6 +38,7 @@ enum class Backend {
   kBatchNorm,
   kRowNorm,     // softmax / layernorm / instancenorm: rows × inner
   kConcat,
+  kSplit,       // inverse of concat: one input, several outputs along an axis
   kTranspose,
   kCopy,        // read inputs, write output (generic data movement, other dtypes)
 };
@@ -99,8 +101,9 @@ struct KernelPlan {
   std::vector<int64_t> operand_elements; // elements of each operand read
   int64_t rows = 0, inner = 0;           // row norm: rows × inner; batchnorm: spatial = inner
   int64_t channels = 0;                  // batchnorm channels
-  int64_t outer = 0;                     // concat: product of dims before the axis
-  std::vector<int64_t> concat_inner;     // concat: per input, product of dims from the axis
+  int64_t outer = 0;                     // concat/split: product of dims before the axis
+  std::vector<int64_t> concat_inner;     // concat: per input (split: per output), product of
+                                         // dims from the axis
   std::vector<int64_t> in_shape;         // transpose input shape
   std::vector<int64_t> perm;             // transpose permutation
   int64_t in_elem_bytes = 4, out_elem_bytes = 4;  // copy element sizes

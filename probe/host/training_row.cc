@@ -22,7 +22,7 @@ const std::vector<std::string>& TrainingHeader() {
       "sm_active", "sm_occupancy", "dram_active", "pipe_tensor_active", "gr_engine_active",
       "gpu_util", "includes_transfer", "latency_ms", "flags",
       // probe's own columns
-      "model", "kernel_index", "kernel_type", "impl", "load_level", "repeats", "p10_ms",
+      "model", "batch", "kernel_index", "kernel_type", "impl", "load_level", "repeats", "p10_ms",
       "p90_ms", "stddev_ms"};
   return kHeader;
 }
@@ -78,6 +78,7 @@ std::vector<std::string> TrainingRow(const TimedKernel& t) {
   row.push_back(FormatNumber(t.latency_ms.median));
   row.push_back(p.approximate ? "probe_approx" : "");
   row.push_back(t.model);
+  row.push_back(Num(t.batch));
   row.push_back(Num(k.index));
   row.push_back(k.type);
   row.push_back(BackendName(p.backend));

@@ -4,7 +4,7 @@
 // Shape columns come from the KernelPlan (what was launched); flops and bytes from the Kernel's
 // cost model; load columns from the NVML/GPM readings averaged over the timing window (empty
 // when NVML gave nothing). Extra columns the schema allows (readers ignore unknown columns):
-// model, kernel_index, kernel_type, impl, load_level, repeats, p10_ms, p90_ms, stddev_ms.
+// model, batch, kernel_index, kernel_type, impl, load_level, repeats, p10_ms, p90_ms, stddev_ms.
 // Rows whose launch only approximates the op carry the flag `probe_approx` (excluded from
 // training by default, docs/training-data.md).
 #pragma once
@@ -23,6 +23,7 @@ inline constexpr char kTrainingSchemaComment[] = "# schema: hase-kernels 1";
 
 struct TimedKernel {
   std::string model;       // model the kernel came from (KernelList::model)
+  int64_t batch = 1;       // KernelList::batch
   std::string gpu;         // GPU name as CUDA reports it ("NVIDIA H200"); the catalog resolves it
   std::string load_level;  // StressLevel::Name() of the background load ("idle", "sm=0.5")
   const Kernel* kernel = nullptr;

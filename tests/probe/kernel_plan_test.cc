@@ -173,6 +173,23 @@ TEST_F(KernelPlanTest, NormConcatViewPoolElementwise) {
   EXPECT_EQ(add.op, "add_relu");
 }
 
+TEST(KernelPlan, SplitAlongChannels) {
+  // YOLOv8n's C2f split: [1, 32, 160, 160] → 2 × [1, 16, 160, 160] on axis 1.
+  Kernel k;
+  k.op_type = k.type = "Split";
+  k.family = KernelFamily::kDataMovement;
+  k.inputs = {{"x", {1, 32, 160, 160}, DType::kFloat}};
+  k.weights = {{"split", {2}, DType::kInt64}};
+  k.outputs = {{"a", {1, 16, 160, 160}, DType::kFloat}, {"b", {1, 16, 160, 160}, DType::kFloat}};
+  k.attributes["axis"] = {1};
+  auto p = PlanKernel(k);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->backend, Backend::kSplit);
+  EXPECT_EQ(p->outer, 1);
+  EXPECT_EQ(p->concat_inner, (std::vector<int64_t>{16 * 25600, 16 * 25600}));
+  EXPECT_EQ(p->out_elements, 32 * 25600);
+}
+
 TEST_F(KernelPlanTest, UnsupportedAndBadInput) {
   Kernel k3d = list_.kernels[0];
   k3d.inputs[0].shape = {1, 3, 16, 112, 112};
@@ -192,6 +209,7 @@ TEST_F(KernelPlanTest, TrainingRowMatchesSchema) {
   KernelPlan p = Plan(1);
   TimedKernel t;
   t.model = "resnet50";
+  t.batch = 8;
   t.gpu = "NVIDIA H200";
   t.load_level = "sm=0.5";
   t.kernel = &k;
@@ -225,6 +243,7 @@ TEST_F(KernelPlanTest, TrainingRowMatchesSchema) {
   EXPECT_EQ(col("impl"), "cudnn_conv");
   EXPECT_EQ(col("load_level"), "sm=0.5");
   EXPECT_EQ(col("repeats"), "25");
+  EXPECT_EQ(col("batch"), "8");
 }
 
 TEST(KernelListJson, Errors) {
