@@ -14,8 +14,12 @@ PKGS=(
   libglpk-dev                                         # LP makespan lower bound
   libcpp-httplib-dev libssl-dev                       # REST daemon, scrapers
   libgtest-dev libgmock-dev libbenchmark-dev          # tests, benchmarks
-  nodejs npm                                          # onnxruntime-node (tests only)
 )
+# onnxruntime-node (tests only) needs node and npm. A machine whose nodejs comes from
+# NodeSource ships npm inside it, and Debian's npm package then conflicts: only ask apt for
+# them when the commands are absent.
+command -v node >/dev/null 2>&1 || PKGS+=(nodejs)
+command -v npm >/dev/null 2>&1 || PKGS+=(npm)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
