@@ -1,13 +1,109 @@
-// `hase eval` — placeholder until its issue lands; replaced by the real subcommand.
+// `hase eval [--model MODEL] --data PATH... [--split ...]`: scores the learned kernel model.
+// With --split none (the default when --model is given) the model is scored as is; any other
+// split retrains per fold with the model's training options (or defaults/flags without --model).
+#include <cstdio>
+
 #include "cli/command.h"
+#include "hase/hw/gpu_catalog.h"
+#include "hase/predict/evaluation.h"
+#include "hase/predict/learned_model.h"
+#include "hase/predict/training_data.h"
 
 namespace hase::cli {
 
+namespace {
+struct EvalArgs {
+  std::string model;
+  std::vector<std::string> data;
+  std::string split;
+  std::string catalog;
+  bool keep_suspect = false;
+  bool no_load = false;
+  uint64_t seed = 42;
+  int rounds = 0;
+  int threads = 2;
+  std::string family;
+};
+
+int RunEval(const EvalArgs& a) {
+  auto catalog = GpuCatalog::Load(a.catalog);
+  if (!catalog.ok()) return Fail(catalog.status());
+  std::string split_name = a.split.empty() ? (a.model.empty() ? "random" : "none") : a.split;
+  auto split = predict::ParseSplitKind(split_name);
+  if (!split.ok()) return Fail(split.status());
+  if (*split == predict::SplitKind::kNone && a.model.empty()) {
+    return Fail(Status::InvalidArgument("--split none needs --model", "--split"));
+  }
+  predict::LearnedKernelModel model;
+  predict::LearnedTrainOptions train;
+  if (!a.model.empty()) {
+    auto m = predict::LearnedKernelModel::Load(a.model);
+    if (!m.ok()) return Fail(m.status());
+    train = m->options();
+    model = std::move(m).value();
+  }
+  if (a.rounds > 0) train.rounds = a.rounds;
+  if (a.no_load) train.use_load = false;
+  train.nthread = a.threads;
+  predict::LoadDataOptions lo;
+  lo.keep_suspect = a.keep_suspect;
+  auto data = predict::LoadTrainingData(a.data, *catalog, lo);
+  if (!data.ok()) return Fail(data.status());
+  for (const auto& n : data->notes) std::fprintf(stderr, "hase eval: %s\n", n.c_str());
+  if (!a.family.empty()) {
+    KernelFamily f;
+    if (!predict::ParseKernelFamily(a.family, &f)) {
+      return Fail(Status::InvalidArgument("unknown family '" + a.family + "'", "--family"));
+    }
+    predict::TrainingData kept;
+    for (size_t i = 0; i < data->rows.size(); ++i) {
+      if (data->rows[i].family != f) continue;
+      kept.rows.push_back(data->rows[i]);
+      kept.gpus.push_back(data->gpus[i]);
+    }
+    data->rows = std::move(kept.rows);
+    data->gpus = std::move(kept.gpus);
+    if (data->rows.empty()) return Fail(Status::InvalidArgument("no rows of that family", "--family"));
+  }
+  Result<std::vector<predict::EvalRow>> rows = Status::Internal("unset");
+  if (*split == predict::SplitKind::kNone) {
+    rows = predict::ScoreModel(model, data->rows, data->gpus);
+  } else {
+    predict::EvalOptions eo;
+    eo.split = *split;
+    eo.seed = a.seed;
+    eo.train = train;
+    rows = predict::CrossValidate(data->rows, data->gpus, eo, [](const std::string& fold) {
+      std::fprintf(stderr, "hase eval: training fold %s\n", fold.c_str());
+    });
+  }
+  if (!rows.ok()) return Fail(rows.status());
+  std::string title = "hase eval: split " + split_name + ", " + std::to_string(rows->size()) +
+                      " scored rows" + (a.model.empty() ? "" : ", model " + a.model) +
+                      (train.use_load ? "" : ", load features off");
+  std::printf("%s", predict::FormatEvalReport(*rows, title).c_str());
+  return 0;
+}
+}  // namespace
+
 Command AddEvalCommand(CLI::App& parent) {
+  auto args = std::make_shared<EvalArgs>();
   Command c;
-  c.app = parent.add_subcommand("eval", "(not yet implemented)");
-  c.app->allow_extras();
-  c.run = [] { return Fail(Status::Unsupported("'hase eval' is not implemented yet")); };
+  c.app = parent.add_subcommand(
+      "eval", "Score the learned kernel model: MAPE, median/p90 APE, R2 per family and GPU");
+  c.app->add_option("--model", args->model, "trained model file (hase train)");
+  c.app->add_option("--data", args->data, "canonical CSV or dataset folder; repeatable")->required();
+  c.app->add_option("--split", args->split,
+                    "none | random | by-shape | leave-gpu-out | leave-source-out "
+                    "(default: none with --model, else random)");
+  c.app->add_option("--seed", args->seed, "split seed (default 42)");
+  c.app->add_option("--rounds", args->rounds, "override boosting rounds when retraining");
+  c.app->add_option("--threads", args->threads, "XGBoost threads (default 2)");
+  c.app->add_option("--family", args->family, "score only this kernel family");
+  c.app->add_option("--catalog", args->catalog, "GPU catalog YAML (default: built-in)");
+  c.app->add_flag("--keep-suspect", args->keep_suspect, "keep rows flagged suspect_*");
+  c.app->add_flag("--no-load", args->no_load, "retrain without background-load features");
+  c.run = [args] { return RunEval(*args); };
   return c;
 }
 

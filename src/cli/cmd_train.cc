@@ -1,13 +1,65 @@
-// `hase train` — placeholder until its issue lands; replaced by the real subcommand.
+// `hase train --data PATH... --out MODEL [--seed S]`: trains the learned kernel latency model
+// (docs/predictor-learned.md) from canonical CSVs and/or dataset folders.
+#include <cstdio>
+
 #include "cli/command.h"
+#include "hase/hw/gpu_catalog.h"
+#include "hase/predict/learned_model.h"
+#include "hase/predict/training_data.h"
 
 namespace hase::cli {
 
+namespace {
+struct TrainArgs {
+  std::vector<std::string> data;
+  std::string out;
+  std::string catalog;
+  bool keep_suspect = false;
+  bool no_load = false;
+  predict::LearnedTrainOptions options;
+};
+
+int RunTrain(const TrainArgs& a) {
+  auto catalog = GpuCatalog::Load(a.catalog);
+  if (!catalog.ok()) return Fail(catalog.status());
+  predict::LoadDataOptions lo;
+  lo.keep_suspect = a.keep_suspect;
+  auto data = predict::LoadTrainingData(a.data, *catalog, lo);
+  if (!data.ok()) return Fail(data.status());
+  for (const auto& n : data->notes) std::fprintf(stderr, "hase train: %s\n", n.c_str());
+  predict::LearnedTrainOptions o = a.options;
+  o.use_load = !a.no_load;
+  std::fprintf(stderr, "hase train: %zu rows, seed %llu, %d rounds, depth %d\n", data->rows.size(),
+               static_cast<unsigned long long>(o.seed), o.rounds, o.max_depth);
+  auto model = predict::LearnedKernelModel::Train(data->rows, data->gpus, o);
+  if (!model.ok()) return Fail(model.status());
+  Status st = model->Save(a.out);
+  if (!st.ok()) return Fail(st);
+  std::printf("wrote %s (families:", a.out.c_str());
+  for (KernelFamily f : model->families()) std::printf(" %s", KernelFamilyName(f));
+  std::printf(")\n");
+  return 0;
+}
+}  // namespace
+
 Command AddTrainCommand(CLI::App& parent) {
+  auto args = std::make_shared<TrainArgs>();
   Command c;
-  c.app = parent.add_subcommand("train", "(not yet implemented)");
-  c.app->allow_extras();
-  c.run = [] { return Fail(Status::Unsupported("'hase train' is not implemented yet")); };
+  c.app = parent.add_subcommand("train", "Train the learned kernel latency model (XGBoost)");
+  c.app->add_option("--data", args->data,
+                    "canonical training CSV (docs/training-data.md) or dataset folder "
+                    "(neusight, deepbench, tophub, bencyq_hase); repeatable")
+      ->required();
+  c.app->add_option("--out", args->out, "model file to write (.json or .json.gz)")->required();
+  c.app->add_option("--seed", args->options.seed, "XGBoost seed (default 42)");
+  c.app->add_option("--rounds", args->options.rounds, "boosting rounds per family (default 400)");
+  c.app->add_option("--max-depth", args->options.max_depth, "tree depth (default 8)");
+  c.app->add_option("--eta", args->options.eta, "learning rate (default 0.08)");
+  c.app->add_option("--threads", args->options.nthread, "XGBoost threads (default 2)");
+  c.app->add_option("--catalog", args->catalog, "GPU catalog YAML (default: built-in)");
+  c.app->add_flag("--keep-suspect", args->keep_suspect, "keep rows flagged suspect_*");
+  c.app->add_flag("--no-load", args->no_load, "ignore background-load features (ablation)");
+  c.run = [args] { return RunTrain(*args); };
   return c;
 }
 

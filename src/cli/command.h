@@ -29,5 +29,6 @@ Command AddTrainCommand(CLI::App& parent);
 Command AddEvalCommand(CLI::App& parent);
 Command AddSimulateCommand(CLI::App& parent);
 Command AddServeCommand(CLI::App& parent);
+Command AddDatasetCommand(CLI::App& parent);
 
 }  // namespace hase::cli

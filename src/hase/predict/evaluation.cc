@@ -1,0 +1,223 @@
+#include "hase/predict/evaluation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <random>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace hase::predict {
+
+Result<SplitKind> ParseSplitKind(const std::string& name) {
+  if (name == "none") return SplitKind::kNone;
+  if (name == "random") return SplitKind::kRandom;
+  if (name == "by-shape") return SplitKind::kByShape;
+  if (name == "leave-gpu-out") return SplitKind::kLeaveGpuOut;
+  if (name == "leave-source-out") return SplitKind::kLeaveSourceOut;
+  return Status::InvalidArgument("unknown split '" + name + "'", "--split",
+                                 "use none, random, by-shape, leave-gpu-out or leave-source-out");
+}
+
+const char* SplitKindName(SplitKind k) {
+  switch (k) {
+    case SplitKind::kNone: return "none";
+    case SplitKind::kRandom: return "random";
+    case SplitKind::kByShape: return "by-shape";
+    case SplitKind::kLeaveGpuOut: return "leave-gpu-out";
+    case SplitKind::kLeaveSourceOut: return "leave-source-out";
+  }
+  return "none";
+}
+
+namespace {
+
+struct Fold {
+  std::string name;
+  std::vector<size_t> train, test;
+};
+
+// Uniform integer in [0, n) from the engine's raw output (identical across standard libraries).
+size_t Draw(std::mt19937_64& rng, size_t n) { return static_cast<size_t>(rng() % n); }
+
+// Fisher–Yates with Draw (std::shuffle differs between libraries).
+template <typename T>
+void Shuffle(std::vector<T>& v, std::mt19937_64& rng) {
+  for (size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[Draw(rng, i)]);
+}
+
+std::vector<Fold> MakeFolds(const std::vector<KernelSample>& rows,
+                            const std::vector<const GpuSpec*>& gpus, const EvalOptions& o) {
+  std::vector<Fold> folds;
+  std::mt19937_64 rng(o.seed);
+  if (o.split == SplitKind::kRandom) {
+    std::vector<size_t> idx(rows.size());
+    for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+    Shuffle(idx, rng);
+    const size_t ntest = static_cast<size_t>(std::round(o.test_fraction * idx.size()));
+    Fold f{"test", {}, {}};
+    for (size_t i = 0; i < idx.size(); ++i) (i < ntest ? f.test : f.train).push_back(idx[i]);
+    std::sort(f.train.begin(), f.train.end());
+    std::sort(f.test.begin(), f.test.end());
+    folds.push_back(std::move(f));
+  } else if (o.split == SplitKind::kByShape) {
+    std::set<std::string> keys_set;
+    std::vector<std::string> key_of(rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) keys_set.insert(key_of[i] = ShapeKey(rows[i]));
+    std::vector<std::string> keys(keys_set.begin(), keys_set.end());
+    Shuffle(keys, rng);
+    const size_t ntest = static_cast<size_t>(std::round(o.test_fraction * keys.size()));
+    std::set<std::string> test_keys(keys.begin(), keys.begin() + ntest);
+    Fold f{"test", {}, {}};
+    for (size_t i = 0; i < rows.size(); ++i) {
+      (test_keys.count(key_of[i]) ? f.test : f.train).push_back(i);
+    }
+    folds.push_back(std::move(f));
+  } else {
+    const bool by_gpu = o.split == SplitKind::kLeaveGpuOut;
+    std::map<std::string, Fold> by;
+    std::set<std::string> names;
+    for (size_t i = 0; i < rows.size(); ++i) names.insert(by_gpu ? gpus[i]->id : rows[i].source);
+    for (const auto& n : names) {
+      Fold f{n, {}, {}};
+      for (size_t i = 0; i < rows.size(); ++i) {
+        const std::string& v = by_gpu ? gpus[i]->id : rows[i].source;
+        (v == n ? f.test : f.train).push_back(i);
+      }
+      folds.push_back(std::move(f));
+    }
+  }
+  return folds;
+}
+
+}  // namespace
+
+Result<std::vector<EvalRow>> CrossValidate(const std::vector<KernelSample>& rows,
+                                           const std::vector<const GpuSpec*>& gpus,
+                                           const EvalOptions& options,
+                                           const std::function<void(const std::string&)>& progress) {
+  if (options.split == SplitKind::kNone) {
+    return Status::InvalidArgument("CrossValidate needs a split", "--split");
+  }
+  std::vector<EvalRow> out;
+  for (const Fold& fold : MakeFolds(rows, gpus, options)) {
+    if (fold.train.empty() || fold.test.empty()) continue;
+    if (progress) progress(fold.name);
+    std::vector<KernelSample> tr, te;
+    std::vector<const GpuSpec*> gtr, gte;
+    for (size_t i : fold.train) {
+      tr.push_back(rows[i]);
+      gtr.push_back(gpus[i]);
+    }
+    for (size_t i : fold.test) {
+      te.push_back(rows[i]);
+      gte.push_back(gpus[i]);
+    }
+    HASE_ASSIGN_OR_RETURN(LearnedKernelModel model, LearnedKernelModel::Train(tr, gtr, options.train));
+    HASE_ASSIGN_OR_RETURN(std::vector<double> pred, model.Predict(te, gte));
+    for (size_t j = 0; j < te.size(); ++j) {
+      EvalRow r;
+      r.floor_ms = model.DispatchFloorMs(te[j], gte[j]->id);
+      r.sample = std::move(te[j]);
+      r.gpu = gte[j];
+      r.predicted_ms = pred[j];
+      r.fold = fold.name;
+      out.push_back(std::move(r));
+    }
+  }
+  if (out.empty()) return Status::InvalidArgument("the split produced no test rows", "--split");
+  return out;
+}
+
+Result<std::vector<EvalRow>> ScoreModel(const LearnedKernelModel& model,
+                                        const std::vector<KernelSample>& rows,
+                                        const std::vector<const GpuSpec*>& gpus) {
+  HASE_ASSIGN_OR_RETURN(std::vector<double> pred, model.Predict(rows, gpus));
+  std::vector<EvalRow> out;
+  out.reserve(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EvalRow r;
+    r.sample = rows[i];
+    r.gpu = gpus[i];
+    r.predicted_ms = pred[i];
+    r.fold = "all";
+    r.floor_ms = model.DispatchFloorMs(rows[i], gpus[i]->id);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::vector<GroupMetrics> Summarize(const std::vector<EvalRow>& rows,
+                                    const std::function<std::string(const EvalRow&)>& key) {
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> groups;
+  std::map<std::string, size_t> unscored;
+  for (const auto& r : rows) {
+    const std::string k = key(r);
+    if (!std::isfinite(r.predicted_ms)) {
+      ++unscored[k];
+      groups[k];
+      continue;
+    }
+    groups[k].first.push_back(r.sample.latency_ms);
+    groups[k].second.push_back(r.predicted_ms);
+  }
+  std::vector<GroupMetrics> out;
+  for (const auto& [k, mp] : groups) {
+    GroupMetrics g;
+    g.group = k;
+    g.metrics = ComputeErrorMetrics(mp.first, mp.second);
+    g.unscored = unscored.count(k) ? unscored.at(k) : 0;
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+std::string LoadLevel(const KernelSample& s) {
+  const LoadSnapshot& l = s.load;
+  if (!l.sm_active && !l.gr_engine_active && !l.gpu_util) return "no load recorded";
+  const double a = l.EffectiveSmActive();
+  if (a < 0.1) return "sm_active 0.0-0.1";
+  if (a < 0.3) return "sm_active 0.1-0.3";
+  if (a < 0.5) return "sm_active 0.3-0.5";
+  if (a < 0.7) return "sm_active 0.5-0.7";
+  return "sm_active 0.7-1.0";
+}
+
+namespace {
+std::string Table(const std::string& title, const std::vector<GroupMetrics>& groups) {
+  std::string out = fmt::format("\n{}\n{:<28} {:>8} {:>8} {:>10} {:>8} {:>8}\n", title, "group",
+                                "rows", "MAPE%", "medAPE%", "p90APE%", "R2");
+  for (const auto& g : groups) {
+    const auto& m = g.metrics;
+    out += fmt::format("{:<28} {:>8} {:>8.2f} {:>10.2f} {:>8.2f} {:>8.3f}", g.group, m.count,
+                       100 * m.mape, 100 * m.median_ape, 100 * m.p90_ape, m.r2);
+    if (g.unscored) out += fmt::format("  ({} rows without a model)", g.unscored);
+    out += "\n";
+  }
+  return out;
+}
+}  // namespace
+
+std::string FormatEvalReport(const std::vector<EvalRow>& rows, const std::string& title) {
+  std::string out = title + "\n";
+  out += Table("overall", Summarize(rows, [](const EvalRow&) { return std::string("all"); }));
+  out += Table("per kernel family",
+               Summarize(rows, [](const EvalRow& r) { return KernelFamilyName(r.sample.family); }));
+  out += Table("per GPU", Summarize(rows, [](const EvalRow& r) { return r.gpu->id; }));
+  out += Table("per source", Summarize(rows, [](const EvalRow& r) { return r.sample.source; }));
+  bool any_load = false;
+  for (const auto& r : rows) any_load = any_load || LoadLevel(r.sample) != "no load recorded";
+  if (any_load) {
+    out += Table("per background load level (DCGM sm_active)",
+                 Summarize(rows, [](const EvalRow& r) { return LoadLevel(r.sample); }));
+  }
+  out += Table("per regime (near floor: measured < 1.5 x dispatch floor)",
+               Summarize(rows, [](const EvalRow& r) {
+                 return std::string(r.sample.latency_ms < 1.5 * r.floor_ms ? "near dispatch floor"
+                                                                          : "kernel-bound");
+               }));
+  return out;
+}
+
+}  // namespace hase::predict

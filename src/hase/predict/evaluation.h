@@ -1,0 +1,73 @@
+// Scoring the learned kernel model: held-out splits and per-group error tables (`hase eval`).
+//
+// Splits (../shared/data/PITFALLS.md 1: random splits leak shapes across GPUs):
+//   none            score a trained model on all rows
+//   random          one 80/20 split of rows (seeded)
+//   by-shape        20 % of ShapeKeys held out: a test shape is unseen on every GPU
+//   leave-gpu-out   one model per GPU type, trained on all other GPUs, tested on it
+//   leave-source-out one model per source, trained on the other sources
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "hase/base/status.h"
+#include "hase/predict/learned_model.h"
+#include "hase/predict/metrics.h"
+
+namespace hase::predict {
+
+enum class SplitKind { kNone, kRandom, kByShape, kLeaveGpuOut, kLeaveSourceOut };
+// "none", "random", "by-shape", "leave-gpu-out", "leave-source-out". Errors: InvalidArgument.
+Result<SplitKind> ParseSplitKind(const std::string& name);
+const char* SplitKindName(SplitKind k);
+
+struct EvalOptions {
+  SplitKind split = SplitKind::kRandom;
+  double test_fraction = 0.2;  // random / by-shape
+  uint64_t seed = 42;          // split seed (the model seed is in `train`)
+  LearnedTrainOptions train;
+};
+
+// One scored row: the sample, its GPU, the prediction (NaN when no model covers its family) and
+// the fold that produced it (the held-out GPU or source, "test" for random / by-shape).
+struct EvalRow {
+  KernelSample sample;
+  const GpuSpec* gpu = nullptr;
+  double predicted_ms = 0;
+  std::string fold;
+  double floor_ms = 0;  // dispatch floor the model used
+};
+
+// Trains on each fold's training part and predicts its test part. `progress` (may be empty) is
+// told each fold's name before it trains. Errors: InvalidArgument (split kNone, empty fold set),
+// as LearnedKernelModel::Train.
+Result<std::vector<EvalRow>> CrossValidate(const std::vector<KernelSample>& rows,
+                                           const std::vector<const GpuSpec*>& gpus,
+                                           const EvalOptions& options,
+                                           const std::function<void(const std::string&)>& progress);
+
+// Scores `model` on every row (split none).
+Result<std::vector<EvalRow>> ScoreModel(const LearnedKernelModel& model,
+                                        const std::vector<KernelSample>& rows,
+                                        const std::vector<const GpuSpec*>& gpus);
+
+struct GroupMetrics {
+  std::string group;
+  ErrorMetrics metrics;
+  size_t unscored = 0;  // rows without a prediction (family without a model)
+};
+// Metrics per value of key(row), sorted by group name; rows with NaN predictions count as unscored.
+std::vector<GroupMetrics> Summarize(const std::vector<EvalRow>& rows,
+                                    const std::function<std::string(const EvalRow&)>& key);
+
+// Load level of a row for the load-aware table: "no load recorded", or a bin of SM_ACTIVE
+// ("sm_active 0.0-0.1", "0.1-0.3", "0.3-0.5", "0.5-0.7", "0.7-1.0").
+std::string LoadLevel(const KernelSample& s);
+
+// The text report `hase eval` prints: overall, per family, per GPU, per source, per load level,
+// and split by regime (near the dispatch floor: measured < 1.5 × floor; kernel-bound otherwise).
+std::string FormatEvalReport(const std::vector<EvalRow>& rows, const std::string& title);
+
+}  // namespace hase::predict

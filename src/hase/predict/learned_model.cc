@@ -1,0 +1,368 @@
+#include "hase/predict/learned_model.h"
+
+#include <xgboost/c_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "hase/predict/csv.h"
+#include "hase/predict/features.h"
+
+namespace hase::predict {
+
+using nlohmann::json;
+
+namespace {
+
+Status XgbError(const std::string& what) {
+  return Status::Internal(what + ": " + XGBGetLastError(), "xgboost");
+}
+
+std::string FloorKey(const std::string& source, const std::string& gpu, const std::string& op) {
+  return source + "|" + gpu + "|" + op;
+}
+std::string DefaultFloorKey(const std::string& source, const std::string& op) {
+  return source + "|" + op;
+}
+
+// Nearest-rank quantile of unsorted values.
+double Quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size())));
+  rank = std::clamp<size_t>(rank, 1, v.size());
+  return v[rank - 1];
+}
+
+// RAII DMatrix.
+class DMatrix {
+ public:
+  DMatrix() = default;
+  ~DMatrix() {
+    if (h_ != nullptr) XGDMatrixFree(h_);
+  }
+  DMatrix(const DMatrix&) = delete;
+  DMatrix& operator=(const DMatrix&) = delete;
+  Status Create(const std::vector<float>& data, size_t rows, size_t cols) {
+    if (XGDMatrixCreateFromMat(data.data(), rows, cols, std::numeric_limits<float>::quiet_NaN(),
+                               &h_) != 0) {
+      return XgbError("XGDMatrixCreateFromMat");
+    }
+    return Status::OK();
+  }
+  DMatrixHandle get() const { return h_; }
+
+ private:
+  DMatrixHandle h_ = nullptr;
+};
+
+json OptionsToJson(const LearnedTrainOptions& o) {
+  return json{{"seed", o.seed},         {"rounds", o.rounds},
+              {"max_depth", o.max_depth}, {"eta", o.eta},
+              {"subsample", o.subsample}, {"colsample", o.colsample},
+              {"min_child_weight", o.min_child_weight},
+              {"min_family_rows", o.min_family_rows}, {"use_load", o.use_load}};
+}
+
+LearnedTrainOptions OptionsFromJson(const json& j) {
+  LearnedTrainOptions o;
+  o.seed = j.value("seed", o.seed);
+  o.rounds = j.value("rounds", o.rounds);
+  o.max_depth = j.value("max_depth", o.max_depth);
+  o.eta = j.value("eta", o.eta);
+  o.subsample = j.value("subsample", o.subsample);
+  o.colsample = j.value("colsample", o.colsample);
+  o.min_child_weight = j.value("min_child_weight", o.min_child_weight);
+  o.min_family_rows = j.value("min_family_rows", o.min_family_rows);
+  o.use_load = j.value("use_load", o.use_load);
+  return o;
+}
+
+// Indices of the load features (zeroed when use_load is false).
+std::vector<size_t> LoadFeatureIndices() {
+  std::vector<size_t> idx;
+  const auto& names = FeatureNames();
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i].starts_with("load_")) idx.push_back(i);
+  }
+  return idx;
+}
+
+}  // namespace
+
+class Booster {
+ public:
+  Booster() = default;
+  ~Booster() {
+    if (h_ != nullptr) XGBoosterFree(h_);
+  }
+  Booster(const Booster&) = delete;
+  Booster& operator=(const Booster&) = delete;
+
+  Status Create(DMatrixHandle train) {
+    DMatrixHandle mats[1] = {train};
+    if (XGBoosterCreate(mats, train ? 1 : 0, &h_) != 0) return XgbError("XGBoosterCreate");
+    return Status::OK();
+  }
+  Status Set(const std::string& k, const std::string& v) {
+    if (XGBoosterSetParam(h_, k.c_str(), v.c_str()) != 0) return XgbError("XGBoosterSetParam " + k);
+    return Status::OK();
+  }
+  Status Update(int iter, DMatrixHandle train) {
+    if (XGBoosterUpdateOneIter(h_, iter, train) != 0) return XgbError("XGBoosterUpdateOneIter");
+    return Status::OK();
+  }
+  Result<std::string> SaveJson() const {
+    bst_ulong len = 0;
+    const char* buf = nullptr;
+    if (XGBoosterSaveModelToBuffer(h_, R"({"format": "json"})", &len, &buf) != 0) {
+      return XgbError("XGBoosterSaveModelToBuffer");
+    }
+    return std::string(buf, len);
+  }
+  Status LoadJson(const std::string& text) {
+    if (XGBoosterLoadModelFromBuffer(h_, text.data(), text.size()) != 0) {
+      return XgbError("XGBoosterLoadModelFromBuffer");
+    }
+    return Status::OK();
+  }
+  Result<std::vector<float>> Predict(DMatrixHandle m) const {
+    bst_ulong const* shape = nullptr;
+    bst_ulong dim = 0;
+    const float* out = nullptr;
+    const char* cfg =
+        R"({"type": 0, "training": false, "iteration_begin": 0, "iteration_end": 0, "strict_shape": false})";
+    if (XGBoosterPredictFromDMatrix(h_, m, cfg, &shape, &dim, &out) != 0) {
+      return XgbError("XGBoosterPredictFromDMatrix");
+    }
+    size_t n = 1;
+    for (bst_ulong i = 0; i < dim; ++i) n *= shape[i];
+    return std::vector<float>(out, out + n);
+  }
+
+ private:
+  BoosterHandle h_ = nullptr;
+};
+
+LearnedKernelModel::LearnedKernelModel() : mu_(std::make_unique<std::mutex>()) {}
+LearnedKernelModel::~LearnedKernelModel() = default;
+LearnedKernelModel::LearnedKernelModel(LearnedKernelModel&&) noexcept = default;
+LearnedKernelModel& LearnedKernelModel::operator=(LearnedKernelModel&&) noexcept = default;
+
+bool LearnedKernelModel::HasFamily(KernelFamily f) const { return boosters_.count(f) > 0; }
+
+std::vector<KernelFamily> LearnedKernelModel::families() const {
+  std::vector<KernelFamily> out;
+  for (const auto& [f, b] : boosters_) out.push_back(f);
+  return out;
+}
+
+double LearnedKernelModel::DispatchFloorMs(const KernelSample& s, const std::string& gpu_id) const {
+  auto it = floors_.find(FloorKey(s.source, gpu_id, s.op));
+  if (it != floors_.end()) return it->second;
+  auto d = default_floors_.find(DefaultFloorKey(s.source, s.op));
+  if (d != default_floors_.end()) return d->second;
+  return 0;
+}
+
+Result<LearnedKernelModel> LearnedKernelModel::Train(const std::vector<KernelSample>& rows,
+                                                     const std::vector<const GpuSpec*>& gpus,
+                                                     const LearnedTrainOptions& options) {
+  if (rows.empty()) return Status::InvalidArgument("no training rows", "", "check --data");
+  if (rows.size() != gpus.size()) return Status::InvalidArgument("rows and GPUs differ in size");
+  LearnedKernelModel model;
+  model.options_ = options;
+
+  // Dispatch floors: 2nd percentile per (source, gpu, op); default = median over GPUs.
+  std::map<std::string, std::vector<double>> lat_by_key;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    lat_by_key[FloorKey(rows[i].source, gpus[i]->id, rows[i].op)].push_back(rows[i].latency_ms);
+  }
+  std::map<std::string, std::vector<double>> floors_by_default;
+  for (const auto& [key, lats] : lat_by_key) {
+    const double floor = Quantile(lats, 0.02);
+    model.floors_[key] = floor;
+    const size_t a = key.find('|');
+    const size_t b = key.rfind('|');
+    floors_by_default[key.substr(0, a) + "|" + key.substr(b + 1)].push_back(floor);
+  }
+  for (const auto& [key, v] : floors_by_default) model.default_floors_[key] = Quantile(v, 0.5);
+
+  const size_t nf = FeatureNames().size();
+  const std::vector<size_t> load_idx = LoadFeatureIndices();
+  std::map<KernelFamily, std::vector<size_t>> by_family;
+  for (size_t i = 0; i < rows.size(); ++i) by_family[rows[i].family].push_back(i);
+  for (const auto& [family, idx] : by_family) {
+    if (idx.size() < options.min_family_rows) continue;
+    std::vector<float> x;
+    x.reserve(idx.size() * nf);
+    std::vector<float> y;
+    y.reserve(idx.size());
+    for (size_t i : idx) {
+      const KernelSample& s = rows[i];
+      std::vector<float> f = ExtractFeatures(s, *gpus[i]);
+      if (!options.use_load) {
+        for (size_t j : load_idx) f[j] = 0;
+      }
+      x.insert(x.end(), f.begin(), f.end());
+      const double base = model.DispatchFloorMs(s, gpus[i]->id) +
+                          FixedRoofline(s, *gpus[i]).roofline_ms + TransferMs(s, *gpus[i]);
+      y.push_back(static_cast<float>(std::log(s.latency_ms / std::max(base, 1e-9))));
+    }
+    DMatrix d;
+    HASE_RETURN_IF_ERROR(d.Create(x, idx.size(), nf));
+    if (XGDMatrixSetFloatInfo(d.get(), "label", y.data(), y.size()) != 0) {
+      return XgbError("XGDMatrixSetFloatInfo");
+    }
+    auto booster = std::make_unique<Booster>();
+    HASE_RETURN_IF_ERROR(booster->Create(d.get()));
+    HASE_RETURN_IF_ERROR(booster->Set("objective", "reg:squarederror"));
+    HASE_RETURN_IF_ERROR(booster->Set("tree_method", "hist"));
+    HASE_RETURN_IF_ERROR(booster->Set("max_depth", std::to_string(options.max_depth)));
+    HASE_RETURN_IF_ERROR(booster->Set("eta", fmt::format("{}", options.eta)));
+    HASE_RETURN_IF_ERROR(booster->Set("subsample", fmt::format("{}", options.subsample)));
+    HASE_RETURN_IF_ERROR(booster->Set("colsample_bytree", fmt::format("{}", options.colsample)));
+    HASE_RETURN_IF_ERROR(booster->Set("min_child_weight", fmt::format("{}", options.min_child_weight)));
+    HASE_RETURN_IF_ERROR(booster->Set("seed", std::to_string(options.seed)));
+    HASE_RETURN_IF_ERROR(booster->Set("nthread", std::to_string(std::max(options.nthread, 1))));
+    HASE_RETURN_IF_ERROR(booster->Set("verbosity", "0"));
+    for (int it = 0; it < options.rounds; ++it) HASE_RETURN_IF_ERROR(booster->Update(it, d.get()));
+    model.boosters_[family] = std::move(booster);
+    model.rows_[family] = idx.size();
+  }
+  return model;
+}
+
+Result<std::vector<double>> LearnedKernelModel::Predict(const std::vector<KernelSample>& samples,
+                                                        const std::vector<const GpuSpec*>& gpus,
+                                                        bool include_dispatch_floor) const {
+  if (samples.size() != gpus.size()) return Status::InvalidArgument("samples and GPUs differ in size");
+  std::vector<double> out(samples.size(), std::numeric_limits<double>::quiet_NaN());
+  const size_t nf = FeatureNames().size();
+  const std::vector<size_t> load_idx = LoadFeatureIndices();
+  std::map<KernelFamily, std::vector<size_t>> by_family;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    if (HasFamily(samples[i].family)) by_family[samples[i].family].push_back(i);
+  }
+  std::lock_guard<std::mutex> lock(*mu_);
+  for (const auto& [family, idx] : by_family) {
+    std::vector<float> x;
+    x.reserve(idx.size() * nf);
+    for (size_t i : idx) {
+      std::vector<float> f = ExtractFeatures(samples[i], *gpus[i]);
+      if (!options_.use_load) {
+        for (size_t j : load_idx) f[j] = 0;
+      }
+      x.insert(x.end(), f.begin(), f.end());
+    }
+    DMatrix d;
+    HASE_RETURN_IF_ERROR(d.Create(x, idx.size(), nf));
+    HASE_ASSIGN_OR_RETURN(std::vector<float> y, boosters_.at(family)->Predict(d.get()));
+    for (size_t j = 0; j < idx.size(); ++j) {
+      const KernelSample& s = samples[idx[j]];
+      const GpuSpec& g = *gpus[idx[j]];
+      const double floor = include_dispatch_floor ? DispatchFloorMs(s, g.id) : 0.0;
+      const double base = floor + FixedRoofline(s, g).roofline_ms + TransferMs(s, g);
+      out[idx[j]] = std::max(base, 1e-9) * std::exp(static_cast<double>(y[j]));
+    }
+  }
+  return out;
+}
+
+std::string LearnedKernelModel::ToJsonText() const {
+  json j;
+  j["format"] = kLearnedModelFormat;
+  j["version"] = kLearnedModelVersion;
+  j["features"] = FeatureNames();
+  j["train_options"] = OptionsToJson(options_);
+  j["floors"] = floors_;
+  j["default_floors"] = default_floors_;
+  json fams = json::object();
+  for (const auto& [f, b] : boosters_) {
+    auto text = b->SaveJson();
+    json entry;
+    entry["rows"] = rows_.at(f);
+    entry["booster"] = text.ok() ? json::parse(text.value()) : json();
+    fams[KernelFamilyName(f)] = std::move(entry);
+  }
+  j["families"] = std::move(fams);
+  return j.dump();
+}
+
+Status LearnedKernelModel::Save(const std::string& path) const {
+  return WriteTextFile(path, ToJsonText());
+}
+
+Result<LearnedKernelModel> LearnedKernelModel::FromJsonText(const std::string& text,
+                                                            const std::string& where) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    return Status::Parse(std::string("model file is not JSON: ") + e.what(), where);
+  }
+  if (!j.is_object() || j.value("format", std::string()) != kLearnedModelFormat) {
+    return Status::InvalidArgument("not a hase learned kernel model (format field missing or wrong)",
+                                   where, "train one with `hase train`");
+  }
+  const int version = j.value("version", -1);
+  if (version != kLearnedModelVersion) {
+    return Status::InvalidArgument(
+        fmt::format("model file version {} is not supported (this hase reads version {})", version,
+                    kLearnedModelVersion),
+        where, "retrain the model with this hase: `hase train --data ... --out MODEL`");
+  }
+  LearnedKernelModel m;
+  try {
+    if (j.at("features").get<std::vector<std::string>>() != FeatureNames()) {
+      return Status::InvalidArgument("model feature list differs from this hase's", where,
+                                     "retrain the model with this hase");
+    }
+    m.options_ = OptionsFromJson(j.value("train_options", json::object()));
+    m.floors_ = j.value("floors", std::map<std::string, double>());
+    m.default_floors_ = j.value("default_floors", std::map<std::string, double>());
+    for (const auto& [name, entry] : j.at("families").items()) {
+      KernelFamily f;
+      if (!ParseKernelFamily(name, &f)) {
+        return Status::InvalidArgument("unknown family '" + name + "' in model", where);
+      }
+      auto b = std::make_unique<Booster>();
+      HASE_RETURN_IF_ERROR(b->Create(nullptr));
+      HASE_RETURN_IF_ERROR(b->LoadJson(entry.at("booster").dump()));
+      m.boosters_[f] = std::move(b);
+      m.rows_[f] = entry.value("rows", size_t{0});
+    }
+  } catch (const json::exception& e) {
+    return Status::Parse(std::string("malformed model file: ") + e.what(), where);
+  }
+  return m;
+}
+
+Result<LearnedKernelModel> LearnedKernelModel::Load(const std::string& path) {
+  HASE_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
+  return FromJsonText(text, path);
+}
+
+Result<std::vector<const GpuSpec*>> ResolveGpus(std::vector<KernelSample>& samples,
+                                                const GpuCatalog& catalog) {
+  std::vector<const GpuSpec*> out;
+  out.reserve(samples.size());
+  std::map<std::string, const GpuSpec*> cache;
+  for (auto& s : samples) {
+    auto it = cache.find(s.gpu);
+    if (it == cache.end()) {
+      auto r = catalog.Find(s.gpu);
+      if (!r.ok()) return r.status().WithContext(s.where);
+      it = cache.emplace(s.gpu, r.value()).first;
+    }
+    s.gpu = it->second->id;
+    out.push_back(it->second);
+  }
+  return out;
+}
+
+}  // namespace hase::predict

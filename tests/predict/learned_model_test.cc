@@ -1,0 +1,174 @@
+#include "hase/predict/learned_model.h"
+
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "hase/predict/csv.h"
+#include "hase/predict/evaluation.h"
+#include "hase/predict/features.h"
+
+namespace hase::predict {
+namespace {
+
+const GpuCatalog& Catalog() {
+  static const GpuCatalog catalog = GpuCatalog::Builtin().value();
+  return catalog;
+}
+
+// A small synthetic data set (300 gemm rows on 3 GPUs): latency = 0.02 ms + 1.3 × roofline.
+std::vector<KernelSample> Synthetic(std::vector<const GpuSpec*>* gpus) {
+  std::mt19937_64 rng(7);
+  std::vector<KernelSample> rows;
+  const char* names[] = {"T4", "V100-SXM2-16GB", "A100-SXM4-40GB"};
+  for (int i = 0; i < 300; ++i) {
+    KernelSample s;
+    s.source = "probe";
+    s.gpu = names[i % 3];
+    s.family = KernelFamily::kGemm;
+    s.op = "gemm";
+    s.gemm_batch = 1;
+    s.gemm_m = 64 << (rng() % 6);
+    s.gemm_n = 64 << (rng() % 6);
+    s.gemm_k = 64 << (rng() % 6);
+    s.where = "synthetic:" + std::to_string(i);
+    FillDerived(s);
+    const GpuSpec* g = Catalog().Find(s.gpu).value();
+    s.latency_ms = 0.02 + 1.3 * FixedRoofline(s, *g).roofline_ms;
+    rows.push_back(s);
+  }
+  auto resolved = ResolveGpus(rows, Catalog());
+  *gpus = resolved.value();
+  return rows;
+}
+
+LearnedTrainOptions Tiny() {
+  LearnedTrainOptions o;
+  o.rounds = 30;
+  o.max_depth = 4;
+  o.eta = 0.3;
+  return o;
+}
+
+TEST(LearnedModelTest, TrainSaveLoadGivesIdenticalPredictions) {
+  std::vector<const GpuSpec*> gpus;
+  std::vector<KernelSample> rows = Synthetic(&gpus);
+  auto model = LearnedKernelModel::Train(rows, gpus, Tiny());
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  EXPECT_TRUE(model->HasFamily(KernelFamily::kGemm));
+  EXPECT_FALSE(model->HasFamily(KernelFamily::kConv));
+  auto before = model->Predict(rows, gpus);
+  ASSERT_TRUE(before.ok());
+
+  const std::string path = ::testing::TempDir() + "/hase_learned_model_test.json.gz";
+  ASSERT_TRUE(model->Save(path).ok());
+  auto loaded = LearnedKernelModel::Load(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  auto after = loaded->Predict(rows, gpus);
+  ASSERT_TRUE(after.ok());
+  for (size_t i = 0; i < rows.size(); ++i) EXPECT_EQ((*before)[i], (*after)[i]) << i;
+  // The fit is good on its own training data (a sanity check, not a score).
+  double mape = 0;
+  for (size_t i = 0; i < rows.size(); ++i) mape += std::fabs((*after)[i] / rows[i].latency_ms - 1);
+  EXPECT_LT(mape / rows.size(), 0.05);
+  std::remove(path.c_str());
+}
+
+TEST(LearnedModelTest, SameSeedSameModel) {
+  std::vector<const GpuSpec*> gpus;
+  std::vector<KernelSample> rows = Synthetic(&gpus);
+  auto a = LearnedKernelModel::Train(rows, gpus, Tiny());
+  auto b = LearnedKernelModel::Train(rows, gpus, Tiny());
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->ToJsonText(), b->ToJsonText());
+}
+
+TEST(LearnedModelTest, DispatchFloorIsPerGpuWithMedianDefault) {
+  std::vector<const GpuSpec*> gpus;
+  std::vector<KernelSample> rows = Synthetic(&gpus);
+  auto model = LearnedKernelModel::Train(rows, gpus, Tiny());
+  ASSERT_TRUE(model.ok());
+  KernelSample s = rows[0];
+  const double t4 = model->DispatchFloorMs(s, "T4");
+  EXPECT_GT(t4, 0.02);  // the 2nd-percentile latency, above the 0.02 ms constant
+  EXPECT_LT(t4, 0.05);
+  // A GPU absent from training gets the median of the training GPUs' floors.
+  const double other = model->DispatchFloorMs(s, "L4");
+  EXPECT_GT(other, 0.02);
+  s.source = "unknown";
+  EXPECT_EQ(model->DispatchFloorMs(s, "L4"), 0);
+}
+
+TEST(LearnedModelTest, WrongVersionIsRefusedClearly) {
+  std::vector<const GpuSpec*> gpus;
+  std::vector<KernelSample> rows = Synthetic(&gpus);
+  auto model = LearnedKernelModel::Train(rows, gpus, Tiny());
+  ASSERT_TRUE(model.ok());
+  std::string text = model->ToJsonText();
+  const std::string v = "\"version\":1";
+  const size_t at = text.find(v);
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, v.size(), "\"version\":99");
+  auto bad = LearnedKernelModel::FromJsonText(text, "old.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_TRUE(bad.status().IsInvalidArgument());
+  EXPECT_NE(bad.status().message().find("version 99"), std::string::npos);
+  EXPECT_EQ(bad.status().where(), "old.json");
+
+  auto not_model = LearnedKernelModel::FromJsonText("{\"format\": \"other\"}", "x.json");
+  ASSERT_FALSE(not_model.ok());
+  EXPECT_TRUE(not_model.status().IsInvalidArgument());
+  auto not_json = LearnedKernelModel::FromJsonText("garbage", "g.json");
+  ASSERT_FALSE(not_json.ok());
+  EXPECT_TRUE(not_json.status().IsParse());
+}
+
+TEST(LearnedModelTest, UnknownGpuNamesTheRowAndNearestMatches) {
+  std::vector<KernelSample> rows(1);
+  rows[0].gpu = "Tesla T5";
+  rows[0].where = "data.csv:7";
+  auto r = ResolveGpus(rows, Catalog());
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(r.status().IsNotFound());
+  EXPECT_NE(r.status().where().find("data.csv:7"), std::string::npos);
+  EXPECT_NE(r.status().ToString().find("T4"), std::string::npos);
+}
+
+TEST(EvaluationTest, LeaveGpuOutTrainsOneModelPerGpu) {
+  std::vector<const GpuSpec*> gpus;
+  std::vector<KernelSample> rows = Synthetic(&gpus);
+  EvalOptions o;
+  o.split = SplitKind::kLeaveGpuOut;
+  o.train = Tiny();
+  std::vector<std::string> folds;
+  auto r = CrossValidate(rows, gpus, o, [&](const std::string& f) { folds.push_back(f); });
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(folds, (std::vector<std::string>{"A100-SXM4-40GB", "T4", "V100-SXM2-16GB"}));
+  EXPECT_EQ(r->size(), rows.size());  // every row is predicted once, by the model without its GPU
+  for (const auto& row : *r) EXPECT_EQ(row.fold, row.gpu->id);
+  const std::string report = FormatEvalReport(*r, "t");
+  EXPECT_NE(report.find("per GPU"), std::string::npos);
+  EXPECT_NE(report.find("per kernel family"), std::string::npos);
+}
+
+TEST(EvaluationTest, ByShapeHoldsOutWholeShapes) {
+  std::vector<const GpuSpec*> gpus;
+  std::vector<KernelSample> rows = Synthetic(&gpus);
+  EvalOptions o;
+  o.split = SplitKind::kByShape;
+  o.train = Tiny();
+  auto r = CrossValidate(rows, gpus, o, nullptr);
+  ASSERT_TRUE(r.ok());
+  std::set<std::string> test_keys;
+  for (const auto& row : *r) test_keys.insert(ShapeKey(row.sample));
+  // No test shape appears among training rows: every row of a test shape is in the test set.
+  size_t rows_with_test_shape = 0;
+  for (const auto& s : rows) rows_with_test_shape += test_keys.count(ShapeKey(s));
+  EXPECT_EQ(rows_with_test_shape, r->size());
+}
+
+}  // namespace
+}  // namespace hase::predict
