@@ -10,6 +10,7 @@ PKGS=(
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev     # configs, JSON, command line
   libfmt-dev libspdlog-dev                            # formatting, logging
   libxgboost-dev                                      # learned latency model
+  zlib1g-dev                                          # gzip datasets / model files
   libsqlite3-dev                                      # durable queue
   libglpk-dev                                         # LP makespan lower bound
   libcpp-httplib-dev libssl-dev                       # REST daemon, scrapers

@@ -52,10 +52,12 @@ Command AddTrainCommand(CLI::App& parent) {
       ->required();
   c.app->add_option("--out", args->out, "model file to write (.json or .json.gz)")->required();
   c.app->add_option("--seed", args->options.seed, "XGBoost seed (default 42)");
-  c.app->add_option("--rounds", args->options.rounds, "boosting rounds per family (default 400)");
+  c.app->add_option("--rounds", args->options.rounds, "boosting rounds per family (default 250)");
   c.app->add_option("--max-depth", args->options.max_depth, "tree depth (default 8)");
-  c.app->add_option("--eta", args->options.eta, "learning rate (default 0.08)");
+  c.app->add_option("--eta", args->options.eta, "learning rate (default 0.1)");
   c.app->add_option("--threads", args->options.nthread, "XGBoost threads (default 2)");
+  c.app->add_option("--max-rows-per-group", args->options.max_rows_per_group,
+                    "cap rows per (source, GPU, family), seeded subsample (default 4000; 0 = all)");
   c.app->add_option("--catalog", args->catalog, "GPU catalog YAML (default: built-in)");
   c.app->add_flag("--keep-suspect", args->keep_suspect, "keep rows flagged suspect_*");
   c.app->add_flag("--no-load", args->no_load, "ignore background-load features (ablation)");

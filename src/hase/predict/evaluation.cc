@@ -114,7 +114,15 @@ Result<std::vector<EvalRow>> CrossValidate(const std::vector<KernelSample>& rows
       te.push_back(rows[i]);
       gte.push_back(gpus[i]);
     }
-    HASE_ASSIGN_OR_RETURN(LearnedKernelModel model, LearnedKernelModel::Train(tr, gtr, options.train));
+    LearnedTrainOptions train = options.train;
+    train.only_families.clear();
+    for (const auto& s : te) {
+      if (std::find(train.only_families.begin(), train.only_families.end(), s.family) ==
+          train.only_families.end()) {
+        train.only_families.push_back(s.family);
+      }
+    }
+    HASE_ASSIGN_OR_RETURN(LearnedKernelModel model, LearnedKernelModel::Train(tr, gtr, train));
     HASE_ASSIGN_OR_RETURN(std::vector<double> pred, model.Predict(te, gte));
     for (size_t j = 0; j < te.size(); ++j) {
       EvalRow r;

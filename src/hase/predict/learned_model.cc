@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <random>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -65,7 +66,8 @@ json OptionsToJson(const LearnedTrainOptions& o) {
               {"max_depth", o.max_depth}, {"eta", o.eta},
               {"subsample", o.subsample}, {"colsample", o.colsample},
               {"min_child_weight", o.min_child_weight},
-              {"min_family_rows", o.min_family_rows}, {"use_load", o.use_load}};
+              {"min_family_rows", o.min_family_rows}, {"use_load", o.use_load},
+              {"max_rows_per_group", o.max_rows_per_group}, {"max_bin", o.max_bin}};
 }
 
 LearnedTrainOptions OptionsFromJson(const json& j) {
@@ -79,6 +81,8 @@ LearnedTrainOptions OptionsFromJson(const json& j) {
   o.min_child_weight = j.value("min_child_weight", o.min_child_weight);
   o.min_family_rows = j.value("min_family_rows", o.min_family_rows);
   o.use_load = j.value("use_load", o.use_load);
+  o.max_rows_per_group = j.value("max_rows_per_group", o.max_rows_per_group);
+  o.max_bin = j.value("max_bin", o.max_bin);
   return o;
 }
 
@@ -155,6 +159,11 @@ LearnedKernelModel& LearnedKernelModel::operator=(LearnedKernelModel&&) noexcept
 
 bool LearnedKernelModel::HasFamily(KernelFamily f) const { return boosters_.count(f) > 0; }
 
+size_t LearnedKernelModel::KernelRows(KernelFamily f) const {
+  auto it = kernel_rows_.find(f);
+  return it == kernel_rows_.end() ? 0 : it->second;
+}
+
 std::vector<KernelFamily> LearnedKernelModel::families() const {
   std::vector<KernelFamily> out;
   for (const auto& [f, b] : boosters_) out.push_back(f);
@@ -194,10 +203,32 @@ Result<LearnedKernelModel> LearnedKernelModel::Train(const std::vector<KernelSam
 
   const size_t nf = FeatureNames().size();
   const std::vector<size_t> load_idx = LoadFeatureIndices();
+  // Seeded subsample: at most max_rows_per_group rows per (source, GPU, family), chosen by a
+  // Fisher–Yates pass driven by the engine's raw output (identical across standard libraries).
+  std::map<std::string, std::vector<size_t>> groups;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    groups[rows[i].source + "|" + gpus[i]->id + "|" + KernelFamilyName(rows[i].family)].push_back(i);
+  }
+  std::mt19937_64 rng(options.seed);
   std::map<KernelFamily, std::vector<size_t>> by_family;
-  for (size_t i = 0; i < rows.size(); ++i) by_family[rows[i].family].push_back(i);
+  for (auto& [key, g] : groups) {
+    if (options.max_rows_per_group > 0 && g.size() > options.max_rows_per_group) {
+      for (size_t i = g.size(); i > 1; --i) std::swap(g[i - 1], g[rng() % i]);
+      g.resize(options.max_rows_per_group);
+      std::sort(g.begin(), g.end());
+    }
+    for (size_t i : g) by_family[rows[i].family].push_back(i);
+  }
+  for (auto& [family, idx] : by_family) std::sort(idx.begin(), idx.end());
   for (const auto& [family, idx] : by_family) {
     if (idx.size() < options.min_family_rows) continue;
+    if (!options.only_families.empty() &&
+        std::find(options.only_families.begin(), options.only_families.end(), family) ==
+            options.only_families.end()) {
+      continue;
+    }
+    size_t kernel_rows = 0;
+    for (size_t i : idx) kernel_rows += rows[i].includes_transfer ? 0 : 1;
     std::vector<float> x;
     x.reserve(idx.size() * nf);
     std::vector<float> y;
@@ -222,6 +253,7 @@ Result<LearnedKernelModel> LearnedKernelModel::Train(const std::vector<KernelSam
     HASE_RETURN_IF_ERROR(booster->Create(d.get()));
     HASE_RETURN_IF_ERROR(booster->Set("objective", "reg:squarederror"));
     HASE_RETURN_IF_ERROR(booster->Set("tree_method", "hist"));
+    HASE_RETURN_IF_ERROR(booster->Set("max_bin", std::to_string(options.max_bin)));
     HASE_RETURN_IF_ERROR(booster->Set("max_depth", std::to_string(options.max_depth)));
     HASE_RETURN_IF_ERROR(booster->Set("eta", fmt::format("{}", options.eta)));
     HASE_RETURN_IF_ERROR(booster->Set("subsample", fmt::format("{}", options.subsample)));
@@ -233,6 +265,7 @@ Result<LearnedKernelModel> LearnedKernelModel::Train(const std::vector<KernelSam
     for (int it = 0; it < options.rounds; ++it) HASE_RETURN_IF_ERROR(booster->Update(it, d.get()));
     model.boosters_[family] = std::move(booster);
     model.rows_[family] = idx.size();
+    model.kernel_rows_[family] = kernel_rows;
   }
   return model;
 }
@@ -286,6 +319,7 @@ std::string LearnedKernelModel::ToJsonText() const {
     auto text = b->SaveJson();
     json entry;
     entry["rows"] = rows_.at(f);
+    entry["kernel_rows"] = KernelRows(f);
     entry["booster"] = text.ok() ? json::parse(text.value()) : json();
     fams[KernelFamilyName(f)] = std::move(entry);
   }
@@ -335,6 +369,7 @@ Result<LearnedKernelModel> LearnedKernelModel::FromJsonText(const std::string& t
       HASE_RETURN_IF_ERROR(b->LoadJson(entry.at("booster").dump()));
       m.boosters_[f] = std::move(b);
       m.rows_[f] = entry.value("rows", size_t{0});
+      m.kernel_rows_[f] = entry.value("kernel_rows", size_t{0});
     }
   } catch (const json::exception& e) {
     return Status::Parse(std::string("malformed model file: ") + e.what(), where);

@@ -37,14 +37,21 @@ inline constexpr int kLearnedModelVersion = 1;
 struct LearnedTrainOptions {
   // Affects the result.
   uint64_t seed = 42;             // XGBoost seed (subsampling); same seed + data → same model
-  int rounds = 400;               // boosting rounds per family
+  int rounds = 250;               // boosting rounds per family
   int max_depth = 8;
-  double eta = 0.08;              // learning rate
+  double eta = 0.1;               // learning rate
   double subsample = 0.8;         // row subsampling per tree
   double colsample = 0.8;         // feature subsampling per tree
   double min_child_weight = 2;
   size_t min_family_rows = 30;    // families with fewer rows are left to the analytic model
+  // At most this many rows per (source, GPU, family) are used (a seeded uniform subsample);
+  // keeps training time bounded on 2 CPU cores. 0 = no limit.
+  size_t max_rows_per_group = 4000;
+  int max_bin = 128;              // XGBoost histogram bins per feature
   bool use_load = true;           // false: load features zeroed (ablation for eval)
+  // Train only these families (empty = all). Not saved; eval uses it to skip families absent
+  // from a fold's test rows.
+  std::vector<KernelFamily> only_families;
   // Affects speed only (results are identical for a fixed value).
   int nthread = 2;
 };
@@ -77,6 +84,8 @@ class LearnedKernelModel {
   std::string ToJsonText() const;
 
   bool HasFamily(KernelFamily f) const;
+  // Training rows of family `f` that were pure kernel time (includes_transfer = 0); 0 when none.
+  size_t KernelRows(KernelFamily f) const;
   std::vector<KernelFamily> families() const;
   const LearnedTrainOptions& options() const { return options_; }
 
@@ -94,6 +103,7 @@ class LearnedKernelModel {
   LearnedTrainOptions options_;
   std::map<KernelFamily, std::unique_ptr<Booster>> boosters_;
   std::map<KernelFamily, size_t> rows_;
+  std::map<KernelFamily, size_t> kernel_rows_;
   std::map<std::string, double> floors_;          // "source|gpu|op" → ms
   std::map<std::string, double> default_floors_;  // "source|op" → ms
   mutable std::unique_ptr<std::mutex> mu_;        // serialises XGBoost prediction
