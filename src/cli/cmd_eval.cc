@@ -21,6 +21,7 @@ struct EvalArgs {
   bool no_load = false;
   uint64_t seed = 42;
   int rounds = 0;
+  long max_rows_per_group = -1;
   int threads = 2;
   std::string family;
 };
@@ -43,6 +44,7 @@ int RunEval(const EvalArgs& a) {
     model = std::move(m).value();
   }
   if (a.rounds > 0) train.rounds = a.rounds;
+  if (a.max_rows_per_group >= 0) train.max_rows_per_group = static_cast<size_t>(a.max_rows_per_group);
   if (a.no_load) train.use_load = false;
   train.nthread = a.threads;
   predict::LoadDataOptions lo;
@@ -79,8 +81,13 @@ int RunEval(const EvalArgs& a) {
   }
   if (!rows.ok()) return Fail(rows.status());
   std::string title = "hase eval: split " + split_name + ", " + std::to_string(rows->size()) +
-                      " scored rows" + (a.model.empty() ? "" : ", model " + a.model) +
-                      (train.use_load ? "" : ", load features off");
+                      " scored rows" + (a.model.empty() ? "" : ", model " + a.model);
+  if (*split != predict::SplitKind::kNone) {
+    title += ", retrained per fold: seed " + std::to_string(train.seed) + ", " +
+             std::to_string(train.rounds) + " rounds, depth " + std::to_string(train.max_depth) +
+             ", <= " + std::to_string(train.max_rows_per_group) + " rows per (source, GPU, family)" +
+             (train.use_load ? "" : ", load features off");
+  }
   std::printf("%s", predict::FormatEvalReport(*rows, title).c_str());
   return 0;
 }
@@ -99,6 +106,8 @@ Command AddEvalCommand(CLI::App& parent) {
   c.app->add_option("--seed", args->seed, "split seed (default 42)");
   c.app->add_option("--rounds", args->rounds, "override boosting rounds when retraining");
   c.app->add_option("--threads", args->threads, "XGBoost threads (default 2)");
+  c.app->add_option("--max-rows-per-group", args->max_rows_per_group,
+                    "override the training row cap per (source, GPU, family) when retraining");
   c.app->add_option("--family", args->family, "score only this kernel family");
   c.app->add_option("--catalog", args->catalog, "GPU catalog YAML (default: built-in)");
   c.app->add_flag("--keep-suspect", args->keep_suspect, "keep rows flagged suspect_*");

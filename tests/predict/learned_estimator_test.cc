@@ -1,0 +1,124 @@
+#include "hase/predict/learned_estimator.h"
+
+#include <gtest/gtest.h>
+
+#include "hase/hw/gpu_catalog.h"
+#include "hase/predict/features.h"
+
+namespace hase::predict {
+namespace {
+
+const GpuCatalog& Catalog() {
+  static const GpuCatalog catalog = GpuCatalog::Builtin().value();
+  return catalog;
+}
+
+// A ResNet-50 bottleneck expansion as ORT's CUDA EP runs it: FusedConv(Add, Relu), 1x1,
+// 64 → 256 channels on 56x56, batch 8, residual as the 4th input.
+Kernel FusedConvKernel() {
+  Kernel k;
+  k.type = "FusedConv(Add,Relu)";
+  k.op_type = "FusedConv";
+  k.fused_ops = {"Add", "Relu"};
+  k.family = KernelFamily::kConv;
+  k.inputs = {{"x", {8, 64, 56, 56}, DType::kFloat}, {"res", {8, 256, 56, 56}, DType::kFloat}};
+  k.weights = {{"w", {256, 64, 1, 1}, DType::kFloat}, {"b", {256}, DType::kFloat}};
+  k.outputs = {{"y", {8, 256, 56, 56}, DType::kFloat}};
+  k.attributes["strides"] = {1, 1};
+  k.attributes["pads"] = {0, 0, 0, 0};
+  k.attributes["group"] = {1};
+  k.macs = 8.0 * 256 * 56 * 56 * 64;
+  k.flops = 2 * k.macs;
+  k.activation_bytes_read = 4 * (8 * 64 * 56 * 56 + 8 * 256 * 56 * 56);
+  k.weight_bytes_read = 4 * (256 * 64 + 256);
+  k.bytes_written = 4 * 8 * 256 * 56 * 56;
+  return k;
+}
+
+TEST(LearnedEstimatorTest, KernelToSampleReadsShapesAndFusion) {
+  KernelSample s = KernelToSample(FusedConvKernel(), Precision::kFp32);
+  EXPECT_EQ(s.family, KernelFamily::kConv);
+  EXPECT_EQ(s.op, "conv2d_add_relu");
+  EXPECT_EQ(s.n, 8);
+  EXPECT_EQ(s.c, 64);
+  EXPECT_EQ(s.k, 256);
+  EXPECT_EQ(s.r, 1);
+  EXPECT_EQ(s.out_h(), 56);
+  EXPECT_DOUBLE_EQ(s.flops, 2.0 * 8 * 256 * 56 * 56 * 64);
+  EXPECT_DOUBLE_EQ(s.bytes, static_cast<double>(FusedConvKernel().dram_bytes()));
+
+  Kernel gemm;
+  gemm.op_type = "Gemm";
+  gemm.family = KernelFamily::kGemm;
+  gemm.inputs = {{"x", {16, 512}, DType::kFloat}};
+  gemm.weights = {{"w", {1000, 512}, DType::kFloat}};
+  gemm.outputs = {{"y", {16, 1000}, DType::kFloat}};
+  gemm.attributes["transB"] = {1};
+  KernelSample g = KernelToSample(gemm, Precision::kTensor);
+  EXPECT_EQ(g.op, "linear");
+  EXPECT_EQ(g.gemm_m, 16);
+  EXPECT_EQ(g.gemm_n, 1000);
+  EXPECT_EQ(g.gemm_k, 512);
+  EXPECT_EQ(g.dtype, DType::kFloat16);
+}
+
+TEST(LearnedEstimatorTest, EstimatesDeviceTimeAndDefersUnknownFamilies) {
+  // 300 synthetic conv rows on two GPUs: latency = 0.03 ms floor + 1.5 × roofline.
+  std::vector<KernelSample> rows;
+  for (int i = 0; i < 300; ++i) {
+    KernelSample s;
+    s.source = "neusight";
+    s.gpu = i % 2 ? "T4" : "V100-SXM2-16GB";
+    s.family = KernelFamily::kConv;
+    s.op = "conv2d";
+    s.n = 1 + i % 8;
+    s.c = 16 << (i % 4);
+    s.h = s.w = 14 << (i % 3);
+    s.k = 32 << (i % 5);
+    s.r = s.s = (i % 2) ? 3 : 1;
+    s.pad_h = s.pad_w = s.r / 2;
+    FillDerived(s);
+    rows.push_back(s);
+  }
+  auto gpus = ResolveGpus(rows, Catalog());
+  ASSERT_TRUE(gpus.ok());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    rows[i].latency_ms = 0.03 + 1.5 * FixedRoofline(rows[i], *(*gpus)[i]).roofline_ms;
+  }
+  LearnedTrainOptions o;
+  o.rounds = 30;
+  o.max_depth = 4;
+  o.eta = 0.3;
+  auto model = LearnedKernelModel::Train(rows, *gpus, o);
+  ASSERT_TRUE(model.ok());
+  LearnedEstimator est(std::move(model).value());
+  EXPECT_EQ(est.Name(), "xgboost");
+
+  const GpuSpec& t4 = *Catalog().Find("T4").value();
+  const MicrobenchmarkProfile profile = DerivedProfile(t4);
+  const LoadSnapshot idle = LoadSnapshot::Idle();
+  ExecutionContext ctx{t4, profile, idle, Precision::kFp32};
+  auto e = est.Estimate(FusedConvKernel(), ctx);
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_EQ(e->estimator, "xgboost");
+  // Same as the model's own prediction without the dispatch floor, plus the 2 µs device floor.
+  KernelSample s = KernelToSample(FusedConvKernel(), Precision::kFp32);
+  s.gpu = t4.id;
+  s.load = idle;
+  auto p = est.model().Predict({s}, {&t4}, false);
+  ASSERT_TRUE(p.ok());
+  EXPECT_DOUBLE_EQ(e->latency_ms, (*p)[0] + LearnedEstimator::kDeviceFloorMs);
+  EXPECT_GT(e->latency_ms, FixedRoofline(s, t4).roofline_ms);
+
+  Kernel relu;
+  relu.op_type = "Relu";
+  relu.family = KernelFamily::kElementwise;
+  relu.inputs = {{"x", {1000}, DType::kFloat}};
+  relu.outputs = {{"y", {1000}, DType::kFloat}};
+  auto u = est.Estimate(relu, ctx);
+  ASSERT_FALSE(u.ok());
+  EXPECT_TRUE(u.status().IsUnsupported());  // PredictModel falls back to the analytic model
+}
+
+}  // namespace
+}  // namespace hase::predict
