@@ -14,6 +14,7 @@
 #include "hase/kernels/kernel_list_builder.h"
 #include "hase/predict/analytic_estimator.h"
 #include "hase/predict/load_flag.h"
+#include "hase/predict/learned_estimator.h"
 #include "hase/predict/predict_model.h"
 
 namespace hase::cli {
@@ -95,9 +96,14 @@ int Run(const PredictFlags& f) {
     profile_source = p->source;
     opt.profile = *p;
   }
+  // Learned kernel model (docs/predictor-learned.md); families it does not cover fall back to
+  // the analytic estimator inside PredictModel. Must outlive PredictModel below.
+  std::unique_ptr<predict::LearnedEstimator> learned;
   if (!f.model.empty()) {
-    return Fail(Status::Unsupported("learned kernel models are not wired into `hase predict` yet",
-                                    "--model", "omit --model to use the analytic estimator"));
+    auto est = predict::LearnedEstimator::Load(f.model);
+    if (!est.ok()) return Fail(est.status());
+    learned = std::move(est).value();
+    opt.estimator = learned.get();
   }
 
   KernelListOptions ko;

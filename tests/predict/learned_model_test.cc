@@ -10,6 +10,7 @@
 #include "hase/predict/csv.h"
 #include "hase/predict/evaluation.h"
 #include "hase/predict/features.h"
+#include "testing.h"
 
 namespace hase::predict {
 namespace {
@@ -168,6 +169,37 @@ TEST(EvaluationTest, ByShapeHoldsOutWholeShapes) {
   size_t rows_with_test_shape = 0;
   for (const auto& s : rows) rows_with_test_shape += test_keys.count(ShapeKey(s));
   EXPECT_EQ(rows_with_test_shape, r->size());
+}
+
+}  // namespace
+}  // namespace hase::predict
+
+namespace hase::predict {
+namespace {
+
+// The committed default model (data/kernel-model.json.gz, data/README-kernel-model.md) loads
+// and reproduces a NeuSight measurement: Tesla T4, Conv2d(64 → 136, 3x3, pad 1) on
+// (63, 64, 33, 33), 2.2965 ms (neusight/conv/Tesla T4.csv). The model predicts it within 1 %;
+// the test allows 10 %.
+TEST(DefaultModelTest, LoadsAndPredictsAKnownKernel) {
+  auto model = LearnedKernelModel::Load(hase::testing::SourceDir() + "/data/kernel-model.json.gz");
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  for (KernelFamily f : {KernelFamily::kConv, KernelFamily::kGemm, KernelFamily::kElementwise,
+                         KernelFamily::kNormalization}) {
+    EXPECT_TRUE(model->HasFamily(f)) << KernelFamilyName(f);
+    EXPECT_GT(model->KernelRows(f), 1000u) << KernelFamilyName(f);
+  }
+  KernelSample s;
+  s.source = "neusight";
+  s.gpu = "T4";
+  s.family = KernelFamily::kConv;
+  s.op = "conv2d";
+  s.n = 63; s.c = 64; s.h = s.w = 33; s.k = 136; s.r = s.s = 3; s.pad_h = s.pad_w = 1;
+  FillDerived(s);
+  const GpuSpec* t4 = Catalog().Find("T4").value();
+  auto p = model->Predict({s}, {t4});
+  ASSERT_TRUE(p.ok());
+  EXPECT_NEAR((*p)[0], 2.29651205, 0.10 * 2.29651205);
 }
 
 }  // namespace

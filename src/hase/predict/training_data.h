@@ -31,8 +31,7 @@ Result<TrainingData> LoadTrainingData(const std::vector<std::string>& paths,
 
 // PITFALLS 6: flags conv/gemm rows "suspect_low_flops" whose achieved fraction of the GPU's
 // FP32/FP16 peak is below 1/4 of the median fraction the *same shape from the same source*
-// reaches on the other GPUs (needs >= 2 other GPUs). Only idle-GPU kernel timings are checked
-// (rows with includes_transfer or a recorded load are skipped). REQUIRES gpus[i] is rows[i]'s spec.
+// reaches on the other GPUs (needs >= 2 other GPUs). REQUIRES gpus[i] is rows[i]'s spec.
 // Returns the number of rows flagged.
 size_t FlagLowThroughput(std::vector<KernelSample>& rows, const std::vector<const GpuSpec*>& gpus);
 
