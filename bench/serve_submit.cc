@@ -85,6 +85,7 @@ void BM_Submit10k(benchmark::State& state) {
       threads.emplace_back([&, c] {
         httplib::Client cli("127.0.0.1", port);
         cli.set_keep_alive(true);
+        cli.set_tcp_nodelay(true);
         const char* models[] = {"resnet50", "vgg16", "mobilenet_v2", "yolov8n"};
         for (int i; (i = next++) < kSubmissions;) {
           std::string body = std::string(R"({"key":"b)") + std::to_string(i) + R"(","model":")" + models[i % 4] +

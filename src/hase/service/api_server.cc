@@ -74,6 +74,7 @@ json GpuJson(const GpuView& g) {
 ApiServer::ApiServer(Daemon& daemon, Extender& extender)
     : daemon_(daemon), extender_(extender), server_(std::make_unique<httplib::Server>()) {
   httplib::Server& s = *server_;
+  s.set_tcp_nodelay(true);  // small JSON answers: no Nagle + delayed-ACK stalls (~40 ms)
   s.Post("/v1/tasks", [this](const httplib::Request& req, httplib::Response& res) {
     json body = json::parse(req.body, nullptr, false);
     if (body.is_discarded()) return SendError(res, Status::InvalidArgument("body is not JSON"));

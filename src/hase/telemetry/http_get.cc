@@ -46,6 +46,7 @@ Result<std::string> HttpGet(std::string_view url, double timeout_s) {
   cli.set_connection_timeout(sec, usec);
   cli.set_read_timeout(sec, usec);
   cli.set_write_timeout(sec, usec);
+  cli.set_tcp_nodelay(true);
   auto res = cli.Get(u.path_and_query.c_str());
   if (!res) {
     return Status::IO("GET " + std::string(url) + " failed: " + httplib::to_string(res.error()), "",
