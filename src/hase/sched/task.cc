@@ -14,6 +14,11 @@ std::string ModelFamily(const std::string& model) {
     if (!std::isalpha(static_cast<unsigned char>(c))) break;
     family.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
   }
+  // "yolov5s" → "yolov" → "yolo": a trailing 'v' before a version digit is not the family.
+  if (family.size() > 1 && family.back() == 'v' && stem.size() > family.size() &&
+      std::isdigit(static_cast<unsigned char>(stem[family.size()]))) {
+    family.pop_back();
+  }
   return family.empty() ? "other" : family;
 }
 

@@ -1,0 +1,137 @@
+#include "hase/sched/cluster_file.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "hase/sched/yaml_reader.h"
+
+namespace hase::sched {
+namespace {
+
+constexpr int kDefaultMaxTasks = 4;
+constexpr double kMibPerGib = 1024.0;
+
+Status AddGpus(const YAML::Node& spec, const std::string& node_name, const std::string& where,
+               int node_max_tasks, const GpuCatalog& catalog, Cluster& c) {
+  if (!spec.IsMap()) {
+    return Status::InvalidArgument("a gpus entry must be a map {type, count}",
+                                   yaml::At(where, spec));
+  }
+  HASE_ASSIGN_OR_RETURN(auto type, yaml::Field<std::string>(spec, "type", where));
+  if (!type) {
+    return Status::InvalidArgument("gpus entry without 'type'", yaml::At(where, spec),
+                                   "give a catalog GPU type, e.g. type: A100-SXM4-40GB");
+  }
+  HASE_ASSIGN_OR_RETURN(auto count, yaml::Field<int>(spec, "count", where));
+  HASE_ASSIGN_OR_RETURN(auto memory, yaml::Field<double>(spec, "memory_mib", where));
+  HASE_ASSIGN_OR_RETURN(auto max_tasks, yaml::Field<int>(spec, "max_tasks", where));
+  const int n = count.value_or(1);
+  if (n < 1) return Status::InvalidArgument("count must be >= 1", yaml::At(where, spec["count"]));
+  Result<const GpuSpec*> found = catalog.Find(*type);
+  if (!found.ok()) return found.status().WithContext(yaml::At(where, spec["type"]));
+  const GpuSpec& g = **found;
+  int type_index = c.TypeIndex(g.id);
+  if (type_index < 0) {
+    c.types.push_back({g.id, g.memory_gib * kMibPerGib, g.fp32_tflops, g.memory_bandwidth_gbps});
+    type_index = static_cast<int>(c.types.size()) - 1;
+  }
+  const double type_mem = c.types[type_index].memory_mib;
+  if (memory && (*memory <= 0 || *memory > type_mem)) {
+    return Status::InvalidArgument(
+        fmt::format("memory_mib must be in (0, {:.0f}] for {}", type_mem, g.id),
+        yaml::At(where, spec["memory_mib"]));
+  }
+  const int mt = max_tasks.value_or(node_max_tasks);
+  if (mt < 1) {
+    return Status::InvalidArgument("max_tasks must be >= 1", yaml::At(where, spec["max_tasks"]));
+  }
+  int index = 0;
+  for (const Gpu& existing : c.gpus) {
+    if (existing.node == node_name) ++index;
+  }
+  for (int i = 0; i < n; ++i) {
+    Gpu gpu;
+    gpu.id = static_cast<int>(c.gpus.size());
+    gpu.node = node_name;
+    gpu.index = index++;
+    gpu.type = type_index;
+    gpu.memory_mib = memory.value_or(type_mem);
+    gpu.max_tasks = mt;
+    c.gpus.push_back(gpu);
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<Cluster> ParseClusterYaml(std::string_view text, const std::string& where,
+                                 const GpuCatalog& catalog) {
+  HASE_ASSIGN_OR_RETURN(YAML::Node root, yaml::Load(text, where));
+  if (!root.IsMap()) {
+    return Status::InvalidArgument("a cluster file must be a map with 'nodes'",
+                                   yaml::At(where, root), "see examples/cluster.yaml");
+  }
+  Cluster c;
+  HASE_ASSIGN_OR_RETURN(auto name, yaml::Field<std::string>(root, "name", where));
+  c.name = name.value_or("cluster");
+  HASE_ASSIGN_OR_RETURN(auto max_tasks, yaml::Field<int>(root, "max_tasks_per_gpu", where));
+  const int default_max = max_tasks.value_or(kDefaultMaxTasks);
+  if (default_max < 1) {
+    return Status::InvalidArgument("max_tasks_per_gpu must be >= 1",
+                                   yaml::At(where, root["max_tasks_per_gpu"]));
+  }
+  const YAML::Node nodes = root["nodes"];
+  if (!nodes || !nodes.IsSequence()) {
+    return Status::InvalidArgument("'nodes' must be a list", yaml::At(where, root),
+                                   "see examples/cluster.yaml");
+  }
+  for (const YAML::Node& node : nodes) {
+    if (!node.IsMap()) {
+      return Status::InvalidArgument("a node must be a map {name, gpus}", yaml::At(where, node));
+    }
+    HASE_ASSIGN_OR_RETURN(auto node_name, yaml::Field<std::string>(node, "name", where));
+    if (!node_name) return Status::InvalidArgument("node without 'name'", yaml::At(where, node));
+    HASE_ASSIGN_OR_RETURN(auto count, yaml::Field<int>(node, "count", where));
+    HASE_ASSIGN_OR_RETURN(auto node_max, yaml::Field<int>(node, "max_tasks_per_gpu", where));
+    if (count && *count < 1) {
+      return Status::InvalidArgument("node count must be >= 1", yaml::At(where, node["count"]));
+    }
+    const YAML::Node gpus = node["gpus"];
+    if (!gpus) return Status::InvalidArgument("node without 'gpus'", yaml::At(where, node));
+    for (int k = 0; k < count.value_or(1); ++k) {
+      const std::string n = count ? fmt::format("{}-{}", *node_name, k) : *node_name;
+      if (gpus.IsSequence()) {
+        for (const YAML::Node& spec : gpus) {
+          HASE_RETURN_IF_ERROR(
+              AddGpus(spec, n, where, node_max.value_or(default_max), catalog, c));
+        }
+      } else {
+        HASE_RETURN_IF_ERROR(AddGpus(gpus, n, where, node_max.value_or(default_max), catalog, c));
+      }
+    }
+  }
+  HASE_RETURN_IF_ERROR(c.Validate().WithContext(where));
+  return c;
+}
+
+Result<std::string> ReadTextFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return Status::IO(fmt::format("cannot read file: {}", std::strerror(errno)), path,
+                      "check the path");
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Result<Cluster> LoadClusterFile(const std::string& path, const GpuCatalog& catalog) {
+  HASE_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
+  return ParseClusterYaml(text, path, catalog);
+}
+
+}  // namespace hase::sched

@@ -1,0 +1,36 @@
+// Cluster files: the YAML that describes a cluster (schema in docs/scheduler.md, example in
+// examples/cluster.yaml). GPU types are resolved through the hw GpuCatalog, so any spelling
+// the catalog accepts works ("a100", "Tesla T4", "NVIDIA GeForce RTX 3090").
+//
+//   name: default
+//   max_tasks_per_gpu: 4          # co-location limit, default 4
+//   nodes:
+//     - name: a100-node           # required; with `count: N` expands to a100-node-0..N-1
+//       count: 2                  # optional, identical nodes
+//       gpus:
+//         - {type: A100-SXM4-40GB, count: 4, memory_mib: 40960, max_tasks: 4}
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "hase/base/status.h"
+#include "hase/hw/gpu_catalog.h"
+#include "hase/sched/cluster.h"
+
+namespace hase::sched {
+
+// Parses a cluster file's text. `where` names it in errors. Errors: Parse (not YAML: the line
+// is in Status::where as "FILE:LINE"), InvalidArgument (missing or ill-typed field, count < 1,
+// no GPUs; with FILE:LINE), NotFound (a GPU type the catalog does not know: FILE:LINE and the
+// nearest catalog names in the hint).
+Result<Cluster> ParseClusterYaml(std::string_view text, const std::string& where,
+                                 const GpuCatalog& catalog);
+
+// Reads FILE then ParseClusterYaml. Errors: IO when unreadable.
+Result<Cluster> LoadClusterFile(const std::string& path, const GpuCatalog& catalog);
+
+// Text of a file, for loaders. Errors: IO (with the path and errno text).
+Result<std::string> ReadTextFile(const std::string& path);
+
+}  // namespace hase::sched

@@ -1,0 +1,196 @@
+#include "hase/sched/workload_file.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "hase/sched/cluster_file.h"
+#include "hase/sched/yaml_reader.h"
+
+namespace hase::sched {
+namespace {
+
+// Fields of one task before checks. Absent optional → default.
+struct RawTask {
+  std::optional<std::string> name, model;
+  std::optional<int64_t> batch_size, input_size, num_batches, samples;
+  std::optional<double> arrival_s, memory_mib;
+  std::optional<int> priority;
+};
+
+int64_t DefaultInputSize(const std::string& model) {
+  return ModelFamily(model) == "yolo" ? 640 : 224;
+}
+
+Result<Task> Finish(const RawTask& r, size_t index, const std::string& at) {
+  if (!r.model || r.model->empty()) {
+    return Status::InvalidArgument("task without 'model'", at,
+                                   "give a zoo name (resnet50) or an ONNX path");
+  }
+  Task t;
+  t.id = static_cast<int>(index);
+  t.name = r.name.value_or(fmt::format("t{}", index));
+  t.model = *r.model;
+  t.family = ModelFamily(t.model);
+  t.batch_size = r.batch_size.value_or(1);
+  t.input_size = r.input_size.value_or(DefaultInputSize(t.model));
+  if (t.batch_size < 1) return Status::InvalidArgument("batch_size must be >= 1", at);
+  if (t.input_size < 1) return Status::InvalidArgument("input_size must be >= 1", at);
+  if (r.num_batches && r.samples) {
+    return Status::InvalidArgument("give num_batches or samples, not both", at);
+  }
+  if (r.samples) {
+    if (*r.samples < 1) return Status::InvalidArgument("samples must be >= 1", at);
+    t.num_batches = (*r.samples + t.batch_size - 1) / t.batch_size;
+  } else {
+    t.num_batches = r.num_batches.value_or(1);
+  }
+  if (t.num_batches < 1) return Status::InvalidArgument("num_batches must be >= 1", at);
+  const double arrival_s = r.arrival_s.value_or(0);
+  if (!(arrival_s >= 0) || !std::isfinite(arrival_s)) {
+    return Status::InvalidArgument("arrival_s must be a finite number >= 0", at);
+  }
+  t.arrival_ms = arrival_s * 1000.0;
+  t.priority = r.priority.value_or(0);
+  t.memory_mib = r.memory_mib.value_or(0);
+  if (t.memory_mib < 0) return Status::InvalidArgument("memory_mib must be >= 0", at);
+  return t;
+}
+
+// Stable order by arrival, then renumber ids.
+std::vector<Task> SortByArrival(std::vector<Task> tasks) {
+  std::stable_sort(tasks.begin(), tasks.end(),
+                   [](const Task& a, const Task& b) { return a.arrival_ms < b.arrival_ms; });
+  for (size_t i = 0; i < tasks.size(); ++i) tasks[i].id = static_cast<int>(i);
+  return tasks;
+}
+
+template <typename T>
+Result<std::optional<T>> Parse(const std::string& s, const char* key, const std::string& at) {
+  if (s.empty()) return std::optional<T>();
+  std::istringstream in(s);
+  T v;
+  in >> v;
+  if (in.fail() || !in.eof()) {
+    return Status::InvalidArgument(fmt::format("column '{}': cannot read '{}'", key, s), at);
+  }
+  return std::optional<T>(v);
+}
+
+std::string Trim(std::string s) {
+  const auto b = s.find_first_not_of(" \t\r");
+  const auto e = s.find_last_not_of(" \t\r");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+}  // namespace
+
+Result<std::vector<Task>> ParseWorkloadYaml(std::string_view text, const std::string& where) {
+  HASE_ASSIGN_OR_RETURN(YAML::Node root, yaml::Load(text, where));
+  const YAML::Node list = root.IsMap() ? root["tasks"] : root;
+  if (!list || !list.IsSequence()) {
+    return Status::InvalidArgument("a workload file must hold a list 'tasks'",
+                                   yaml::At(where, root), "see examples/workload.yaml");
+  }
+  std::vector<Task> tasks;
+  size_t index = 0;
+  for (const YAML::Node& e : list) {
+    const std::string at = yaml::At(where, e);
+    if (!e.IsMap()) return Status::InvalidArgument("a task must be a map", at);
+    RawTask r;
+    HASE_ASSIGN_OR_RETURN(r.name, yaml::Field<std::string>(e, "name", where));
+    HASE_ASSIGN_OR_RETURN(r.model, yaml::Field<std::string>(e, "model", where));
+    HASE_ASSIGN_OR_RETURN(r.batch_size, yaml::Field<int64_t>(e, "batch_size", where));
+    HASE_ASSIGN_OR_RETURN(r.input_size, yaml::Field<int64_t>(e, "input_size", where));
+    HASE_ASSIGN_OR_RETURN(r.num_batches, yaml::Field<int64_t>(e, "num_batches", where));
+    HASE_ASSIGN_OR_RETURN(r.samples, yaml::Field<int64_t>(e, "samples", where));
+    HASE_ASSIGN_OR_RETURN(r.arrival_s, yaml::Field<double>(e, "arrival_s", where));
+    HASE_ASSIGN_OR_RETURN(r.priority, yaml::Field<int>(e, "priority", where));
+    HASE_ASSIGN_OR_RETURN(r.memory_mib, yaml::Field<double>(e, "memory_mib", where));
+    HASE_ASSIGN_OR_RETURN(Task t, Finish(r, index++, at));
+    tasks.push_back(std::move(t));
+  }
+  if (tasks.empty()) return Status::InvalidArgument("the workload has no tasks", where);
+  return SortByArrival(std::move(tasks));
+}
+
+Result<std::vector<Task>> ParseWorkloadCsv(std::string_view text, const std::string& where) {
+  std::istringstream in{std::string(text)};
+  std::string line;
+  std::vector<std::string> header;
+  std::vector<Task> tasks;
+  int line_no = 0;
+  size_t index = 0;
+  auto split = [](const std::string& l) {
+    std::vector<std::string> out;
+    std::string cell;
+    std::istringstream ls(l);
+    while (std::getline(ls, cell, ',')) out.push_back(Trim(cell));
+    if (!l.empty() && l.back() == ',') out.push_back("");
+    return out;
+  };
+  static const char* kColumns[] = {"name", "model", "batch_size", "input_size", "num_batches",
+                                   "samples", "arrival_s", "priority", "memory_mib"};
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (Trim(line).empty() || Trim(line)[0] == '#') continue;
+    const std::string at = fmt::format("{}:{}", where, line_no);
+    std::vector<std::string> cells = split(line);
+    if (header.empty()) {
+      header = cells;
+      for (const std::string& h : header) {
+        if (std::find(std::begin(kColumns), std::end(kColumns), h) == std::end(kColumns)) {
+          return Status::Parse(fmt::format("unknown column '{}'", h), at,
+                               fmt::format("columns: {}", fmt::join(kColumns, ", ")));
+        }
+      }
+      if (std::find(header.begin(), header.end(), "model") == header.end()) {
+        return Status::Parse("the header has no 'model' column", at);
+      }
+      continue;
+    }
+    if (cells.size() != header.size()) {
+      return Status::Parse(
+          fmt::format("{} cells, the header has {}", cells.size(), header.size()), at);
+    }
+    RawTask r;
+    for (size_t i = 0; i < header.size(); ++i) {
+      const std::string& h = header[i];
+      const std::string& v = cells[i];
+      if (h == "name") {
+        if (!v.empty()) r.name = v;
+      } else if (h == "model") {
+        if (!v.empty()) r.model = v;
+      } else if (h == "batch_size") {
+        HASE_ASSIGN_OR_RETURN(r.batch_size, Parse<int64_t>(v, "batch_size", at));
+      } else if (h == "input_size") {
+        HASE_ASSIGN_OR_RETURN(r.input_size, Parse<int64_t>(v, "input_size", at));
+      } else if (h == "num_batches") {
+        HASE_ASSIGN_OR_RETURN(r.num_batches, Parse<int64_t>(v, "num_batches", at));
+      } else if (h == "samples") {
+        HASE_ASSIGN_OR_RETURN(r.samples, Parse<int64_t>(v, "samples", at));
+      } else if (h == "arrival_s") {
+        HASE_ASSIGN_OR_RETURN(r.arrival_s, Parse<double>(v, "arrival_s", at));
+      } else if (h == "priority") {
+        HASE_ASSIGN_OR_RETURN(r.priority, Parse<int>(v, "priority", at));
+      } else if (h == "memory_mib") {
+        HASE_ASSIGN_OR_RETURN(r.memory_mib, Parse<double>(v, "memory_mib", at));
+      }
+    }
+    HASE_ASSIGN_OR_RETURN(Task t, Finish(r, index++, at));
+    tasks.push_back(std::move(t));
+  }
+  if (tasks.empty()) return Status::InvalidArgument("the workload has no tasks", where);
+  return SortByArrival(std::move(tasks));
+}
+
+Result<std::vector<Task>> LoadWorkloadFile(const std::string& path) {
+  HASE_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
+  const bool csv = path.size() >= 4 && path.substr(path.size() - 4) == ".csv";
+  return csv ? ParseWorkloadCsv(text, path) : ParseWorkloadYaml(text, path);
+}
+
+}  // namespace hase::sched

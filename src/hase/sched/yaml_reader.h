@@ -1,0 +1,34 @@
+// The one adapter between yaml-cpp and sched's file loaders: parsing and typed field access
+// that turn yaml-cpp exceptions into Status with "FILE:LINE". Internal to sched.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <yaml-cpp/yaml.h>
+
+#include "hase/base/status.h"
+
+namespace hase::sched::yaml {
+
+// Parses `text`. Parse error with `where:LINE` on malformed YAML.
+Result<YAML::Node> Load(std::string_view text, const std::string& where);
+// "where:LINE" for a node (1-based line), or `where` when the node has no mark.
+std::string At(const std::string& where, const YAML::Node& node);
+
+// Optional typed field: nullopt when absent or null; InvalidArgument (where:LINE) when the
+// value does not convert to T.
+template <typename T>
+Result<std::optional<T>> Field(const YAML::Node& map, const char* key, const std::string& where) {
+  const YAML::Node v = map[key];
+  if (!v || v.IsNull()) return std::optional<T>();
+  try {
+    return std::optional<T>(v.as<T>());
+  } catch (const YAML::Exception&) {
+    return Status::InvalidArgument(std::string("field '") + key + "' has the wrong type",
+                                   At(where, v), "see docs/scheduler.md for the file schema");
+  }
+}
+
+}  // namespace hase::sched::yaml
