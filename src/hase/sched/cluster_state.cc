@@ -33,6 +33,18 @@ double ClusterState::MaxProjectedFinish() const {
   return finish_index_.empty() ? now_ms : finish_index_.rbegin()->first;
 }
 
+void ClusterState::AddClaim(int gpu, const QueuedTask& claim) {
+  if (gpus[gpu].claims.empty()) claimed_gpus_.push_back(gpu);
+  gpus[gpu].claims.push_back(claim);
+}
+
+std::vector<int> ClusterState::ClearClaims() {
+  std::vector<int> out;
+  out.swap(claimed_gpus_);
+  for (int g : out) gpus[g].claims.clear();
+  return out;
+}
+
 int ClusterState::ReservedGpuOf(int task_id) const {
   auto it = reservation_of_task.find(task_id);
   return it == reservation_of_task.end() ? -1 : it->second;

@@ -37,8 +37,14 @@ class ClusterState {
   // The GPU `task_id` holds a reservation on, or -1.
   int ReservedGpuOf(int task_id) const;
 
+  // Adds a claim (GpuState::claims) and remembers the GPU for ClearClaims.
+  void AddClaim(int gpu, const QueuedTask& claim);
+  // Removes every claim; returns the GPUs that had one.
+  std::vector<int> ClearClaims();
+
  private:
   std::set<std::pair<double, int>> finish_index_;  // (finish_ms, gpu)
+  std::vector<int> claimed_gpus_;                  // GPUs with claims, for ClearClaims
 };
 
 }  // namespace hase::sched

@@ -74,6 +74,7 @@ struct Decision {
   double start_ms = 0;       // predicted start on `gpu`, ms (for kBind and reservations)
   double end_ms = 0;         // predicted end on `gpu`, ms
   bool reserve = false;      // kWait only: reserve `gpu` from start_ms
+  int claim_gpu = -1;        // kWait only: the GPU the task waits for (a claim for this pass)
   std::string reason;        // kReject / kWait: why, for people
 };
 

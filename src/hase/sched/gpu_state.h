@@ -60,17 +60,21 @@ struct GpuState {
   int max_tasks = 1;       // Gpu::max_tasks
   std::vector<RunningTask> running;  // in start order
   std::vector<QueuedTask> queued;    // local FIFO queue, head first
+  // Central-queue tasks that chose, in the current scheduling pass, to wait for this GPU
+  // (hase's "wait for a faster GPU"): later decisions in the same pass see them queued behind
+  // `queued`. Policy::BeginPass clears them; they hold nothing.
+  std::vector<QueuedTask> claims;
   std::optional<Reservation> reservation;
   LoadSnapshot background = LoadSnapshot::Idle();  // load from work hase did not place
 
   double MemoryUsedMib() const;
   // True when a task needing `need_mib` MiB can start now: a free slot, enough free memory, and
-  // nothing queued ahead of it. Ignores the reservation (backfill.h decides about that).
+  // nothing queued ahead of it. Claims (planning only) and the reservation are not looked at. Ignores the reservation (backfill.h decides about that).
   bool FitsNow(double need_mib) const;
   // True when the GPU could ever host a task needing `need_mib` (capacity only).
   bool CanEverHost(double need_mib) const { return need_mib <= memory_mib; }
   // No task running or queued.
-  bool Idle() const { return running.empty() && queued.empty(); }
+  bool Idle() const { return running.empty() && queued.empty() && claims.empty(); }
   // Sum of running tasks' demand plus background SM activity (the co-runner demand a new
   // task would see).
   double TotalDemand() const;

@@ -92,7 +92,10 @@ Decision HasePlugin::Select(const Task& task, const ClusterState& state, const C
     } else if (makespan > best_makespan + tol) {
       better = false;
     } else {
-      better = cost < best_cost || (cost == best_cost && g < best);
+      // Equal cost: start now rather than wait, then the lower GPU id.
+      better = cost < best_cost ||
+               (cost == best_cost && (pl.start_ms < best_pl.start_ms ||
+                                      (pl.start_ms == best_pl.start_ms && g < best)));
     }
     if (better) {
       best = g;
@@ -126,6 +129,7 @@ Decision HasePlugin::Select(const Task& task, const ClusterState& state, const C
   }
   d.kind = Decision::Kind::kWait;
   d.gpu = best;
+  d.claim_gpu = best;
   d.start_ms = best_pl.start_ms;
   d.end_ms = best_pl.end_ms;
   d.reason = "waiting for a faster GPU to free";
@@ -156,6 +160,15 @@ Decision HasePlugin::Select(const Task& task, const ClusterState& state, const C
     }
   }
   if (earliest < 0 || !std::isfinite(earliest_start)) return d;
+  if (earliest_start <= now + kTimeEpsMs) {  // it can start now: stop waiting, start it
+    d.kind = Decision::Kind::kBind;
+    d.gpu = earliest;
+    d.claim_gpu = -1;
+    d.start_ms = now;
+    d.end_ms = Predict(task, state.gpus[earliest], cycle).end_ms;
+    d.reason.clear();
+    return d;
+  }
   d.gpu = earliest;
   d.start_ms = earliest_start;
   d.reserve = true;
@@ -169,6 +182,7 @@ std::unique_ptr<Policy> MakeHasePolicy(std::shared_ptr<const LatencyOracle> orac
   po.dispatch_on_arrival = false;
   po.one_idle_gpu_per_type = true;
   po.max_reservations = max_reservations;
+  po.claim_on_wait = true;
   const LatencyOracle& o = *oracle;
   auto policy = std::make_unique<Policy>("hase", po, std::move(oracle));
   auto plugin = std::make_shared<HasePlugin>(o, options);

@@ -97,6 +97,15 @@ void Policy::Commit(const Task& task, const Decision& decision, const CycleState
       break;
     }
     case Decision::Kind::kWait:
+      if (options_.claim_on_wait && decision.gpu >= 0 && decision.claim_gpu >= 0) {
+        const GpuState& g = state.gpus[decision.claim_gpu];
+        const Result<TaskProfile>& p = cycle.profile[g.type];
+        if (p.ok()) {
+          state.AddClaim(decision.claim_gpu,
+                         {task.id, MemoryNeedMib(task, *p), p->demand, p->isolated_ms});
+          OnGpuChanged(state, decision.claim_gpu);
+        }
+      }
       if (decision.reserve && reserve_ && decision.gpu >= 0) {
         const bool holds = state.ReservedGpuOf(task.id) >= 0;
         if (holds || static_cast<int>(state.reservation_of_task.size()) <
@@ -109,6 +118,10 @@ void Policy::Commit(const Task& task, const Decision& decision, const CycleState
       if (reserve_) reserve_->Unreserve(task, state);
       break;
   }
+}
+
+void Policy::BeginPass(ClusterState& state) const {
+  for (int g : state.ClearClaims()) OnGpuChanged(state, g);
 }
 
 void Policy::Forget(const Task& task, ClusterState& state) {

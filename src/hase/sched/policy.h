@@ -31,6 +31,9 @@ class Policy {
     int max_queue_scan = 256;
     // Most GPUs holding a reservation at once (1 = EASY: only the queue head).
     int max_reservations = 1;
+    // A task that waits for a particular GPU claims it for the rest of the pass
+    // (GpuState::claims), so later tasks in the same pass plan around it.
+    bool claim_on_wait = false;
   };
 
   Policy(std::string name, Options options, std::shared_ptr<const LatencyOracle> oracle)
@@ -62,6 +65,10 @@ class Policy {
   // kWait with reserve; Unreserve for kReject.
   void Commit(const Task& task, const Decision& decision, const CycleState& cycle,
               ClusterState& state);
+
+  // Starts a scheduling pass at state.now_ms: clears the previous pass's claims. The driver
+  // calls it before offering the central queue.
+  void BeginPass(ClusterState& state) const;
 
   // Releases whatever reservation `task` holds (it started, finished or was cancelled).
   // Idempotent.

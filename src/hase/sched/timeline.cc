@@ -23,7 +23,7 @@ struct Item {
 Timeline PredictTimeline(const GpuState& gpu, const ContentionModel& model, double now_ms,
                          const std::optional<ExtraTask>& extra) {
   Timeline tl;
-  const size_t n = gpu.running.size() + gpu.queued.size() + (extra ? 1 : 0);
+  const size_t n = gpu.running.size() + gpu.queued.size() + gpu.claims.size() + (extra ? 1 : 0);
   tl.entries.reserve(n);
   // Small fixed-capacity work lists: n is bounded by max_tasks + queue length.
   std::vector<Item> run;
@@ -37,9 +37,11 @@ Timeline PredictTimeline(const GpuState& gpu, const ContentionModel& model, doub
                    tl.entries.size() - 1});
     mem_used += r.memory_mib;
   }
-  for (const QueuedTask& q : gpu.queued) {
-    tl.entries.push_back({q.task_id, kInf, kInf});
-    wait.push_back({q.task_id, q.memory_mib, q.demand, q.isolated_ms, 0, tl.entries.size() - 1});
+  for (const auto* list : {&gpu.queued, &gpu.claims}) {
+    for (const QueuedTask& q : *list) {
+      tl.entries.push_back({q.task_id, kInf, kInf});
+      wait.push_back({q.task_id, q.memory_mib, q.demand, q.isolated_ms, 0, tl.entries.size() - 1});
+    }
   }
   if (extra) {
     tl.entries.push_back({extra->task_id, kInf, kInf});

@@ -25,8 +25,8 @@ struct ExtraTask {
 };
 
 struct Timeline {
-  // Predicted end of every running and queued task (and the extra one), by task id order of
-  // appearance: running first, then queued, then the extra task last.
+  // Predicted end of every running, queued and claiming task (and the extra one), in order of
+  // appearance: running first, then queued, then claims, then the extra task last.
   struct Entry {
     int task_id = 0;
     double start_ms = 0;
@@ -38,8 +38,8 @@ struct Timeline {
   std::optional<Entry> extra;
 };
 
-// Predicts the GPU's future from `now_ms`. The extra task, when given, joins the queue
-// behind queued tasks. A task that can never fit (memory > capacity) is given start = end =
+// Predicts the GPU's future from `now_ms`. Claims (GpuState::claims) queue behind queued
+// tasks; the extra task, when given, joins behind both. A task that can never fit (memory > capacity) is given start = end =
 // +infinity rather than looping.
 Timeline PredictTimeline(const GpuState& gpu, const ContentionModel& model, double now_ms,
                          const std::optional<ExtraTask>& extra = std::nullopt);

@@ -1,0 +1,114 @@
+#include "hase/sim/experiment.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "hase/sched/basic_plugins.h"
+#include "hase/sched/registry.h"
+#include "hase/sim/analytic_truth.h"
+#include "hase/sim/lower_bound.h"
+#include "hase/sim/table_truth.h"
+
+namespace hase::sim {
+namespace {
+
+Status WriteFile(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream out(p, std::ios::binary);
+  out << text;
+  if (!out) return Status::IO("cannot write file", p.string(), "check --out");
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<ExperimentResult> RunExperiment(const sched::Cluster& cluster,
+                                       const std::vector<sched::Task>& tasks,
+                                       std::shared_ptr<const sched::LatencyOracle> oracle,
+                                       const GpuCatalog& catalog,
+                                       const ExperimentOptions& options) {
+  // Truth model.
+  std::unique_ptr<TruthModel> truth;
+  if (options.truth == "analytic" || options.truth == "perfect") {
+    AnalyticTruthOptions ao;
+    ao.seed = options.seed;
+    ao.sigma = options.truth == "perfect" ? 0 : options.error_sigma;
+    ao.pair_sigma = options.truth == "perfect" ? 0 : options.pair_sigma;
+    truth = std::make_unique<AnalyticTruth>(oracle, ao);
+  } else if (options.truth.rfind("table:", 0) == 0) {
+    HASE_ASSIGN_OR_RETURN(TableTruth t, TableTruth::Load(options.truth.substr(6), catalog,
+                                                          oracle->contention()));
+    truth = std::make_unique<TableTruth>(std::move(t));
+  } else {
+    return Status::InvalidArgument(fmt::format("unknown truth model '{}'", options.truth),
+                                   "--truth", "use analytic, perfect or table:FILE");
+  }
+  // The latency table: every (task, type) profile once, before any decision is timed. The
+  // memory need per task (for the lower bound) is the first profile's.
+  std::vector<double> memory(tasks.size(), 0);
+  for (const sched::Task& t : tasks) {
+    for (const sched::GpuType& type : cluster.types) {
+      Result<sched::TaskProfile> p = oracle->Profile(t, type);
+      if (p.ok() && memory[t.id] == 0) memory[t.id] = sched::MemoryNeedMib(t, *p);
+    }
+  }
+  ExperimentResult out;
+  Report& report = out.report;
+  report.cluster = cluster.name;
+  report.workload = options.workload_name;
+  report.truth = truth->Name() == "analytic" && options.truth == "perfect" ? "perfect"
+                                                                            : truth->Name();
+  report.seed = options.seed;
+  for (const sched::GpuType& t : cluster.types) report.gpu_types.push_back(t.name);
+  report.gpus_per_type = cluster.CountByType();
+  report.tasks = static_cast<int>(tasks.size());
+  HASE_ASSIGN_OR_RETURN(report.lower_bound, MakespanLowerBound(cluster, tasks, memory, *truth));
+
+  const std::vector<std::string> names =
+      options.policies.empty() ? sched::PolicyNames() : options.policies;
+  for (const std::string& name : names) {
+    sched::PolicyConfig pc;
+    pc.oracle = oracle;
+    pc.cluster = &cluster;
+    pc.seed = options.seed;
+    pc.hase = options.hase;
+    pc.max_reservations = options.max_reservations;
+    HASE_ASSIGN_OR_RETURN(std::unique_ptr<sched::Policy> policy, sched::MakePolicy(name, pc));
+    SimOptions so;
+    so.show_progress = options.show_progress;
+    so.measure_decisions = options.measure_decisions;
+    HASE_ASSIGN_OR_RETURN(SimResult r, Simulate(cluster, tasks, *policy, *truth, so));
+    report.policies.push_back(Summarise(cluster, tasks, r, report.lower_bound));
+    out.runs.push_back(std::move(r));
+  }
+  CompareToRoundRobin(report);
+  return out;
+}
+
+Status WriteExperiment(const std::string& dir, const sched::Cluster& cluster,
+                       const std::vector<sched::Task>& tasks, const ExperimentResult& result,
+                       bool gantt) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Status::IO("cannot create directory: " + ec.message(), dir, "check --out");
+  const std::filesystem::path d(dir);
+  HASE_RETURN_IF_ERROR(WriteFile(d / "report.json", ReportJson(result.report, false)));
+  HASE_RETURN_IF_ERROR(WriteFile(d / "report.csv", ReportCsv(result.report, false)));
+  std::string timing = "policy,decisions,decision_mean_us,decision_p99_us\n";
+  for (const PolicyReport& p : result.report.policies) {
+    timing += fmt::format("{},{},{:.3f},{:.3f}\n", p.policy, p.decisions, p.decision_mean_us,
+                          p.decision_p99_us);
+  }
+  HASE_RETURN_IF_ERROR(WriteFile(d / "timing.csv", timing));
+  for (const SimResult& r : result.runs) {
+    HASE_RETURN_IF_ERROR(WriteFile(d / ("tasks_" + r.policy + ".csv"), TasksCsv(cluster, tasks, r)));
+    if (gantt) {
+      HASE_RETURN_IF_ERROR(
+          WriteFile(d / ("gantt_" + r.policy + ".svg"), GanttSvg(cluster, tasks, r)));
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace hase::sim

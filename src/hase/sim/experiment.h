@@ -1,0 +1,57 @@
+// RunExperiment: what `hase simulate` does — simulate several policies on one cluster and
+// workload under one truth model, and summarise them against the makespan lower bound.
+//
+// The oracle's profiles are computed once for every (task, GPU type) before any policy runs
+// (the "latency table"), so decision times measure scheduling, not model building.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hase/base/status.h"
+#include "hase/hw/gpu_catalog.h"
+#include "hase/sched/hase_policy.h"
+#include "hase/sched/latency_oracle.h"
+#include "hase/sim/report.h"
+#include "hase/sim/simulator.h"
+
+namespace hase::sim {
+
+struct ExperimentOptions {
+  std::vector<std::string> policies;  // registry names; empty = all (PolicyNames())
+  // "analytic" (prediction × seeded error), "perfect" (analytic with no error: truth = the
+  // policies' prediction), or "table:FILE" (TableTruth).
+  std::string truth = "analytic";
+  uint64_t seed = 1;
+  double error_sigma = 0.15;        // analytic truth: isolated-runtime error (lognormal sigma)
+  double pair_sigma = 0.59;         // analytic truth: pairwise interference noise
+  sched::HaseOptions hase;          // hase's parameters
+  int max_reservations = 1;         // hase: reservations at once (1 = EASY)
+  bool show_progress = false;
+  bool measure_decisions = true;
+  std::string workload_name = "workload";
+};
+
+struct ExperimentResult {
+  Report report;
+  std::vector<SimResult> runs;  // one per policy, in report order
+};
+
+// Errors: NotFound (unknown policy), InvalidArgument (bad truth spec), the truth table's load
+// error, a simulation's Internal error. A task the oracle cannot profile on any type is not
+// an error: every policy rejects it with the oracle's reason.
+Result<ExperimentResult> RunExperiment(const sched::Cluster& cluster,
+                                       const std::vector<sched::Task>& tasks,
+                                       std::shared_ptr<const sched::LatencyOracle> oracle,
+                                       const GpuCatalog& catalog, const ExperimentOptions& options);
+
+// Writes report.json, report.csv (deterministic), timing.csv (decision times), and per policy
+// tasks_<policy>.csv and, when `gantt`, gantt_<policy>.svg into `dir` (created if needed).
+// Errors: IO.
+Status WriteExperiment(const std::string& dir, const sched::Cluster& cluster,
+                       const std::vector<sched::Task>& tasks, const ExperimentResult& result,
+                       bool gantt);
+
+}  // namespace hase::sim

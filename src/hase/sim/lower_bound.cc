@@ -1,0 +1,112 @@
+#include "hase/sim/lower_bound.h"
+
+#include <glpk.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "hase/sched/task.h"
+
+namespace hase::sim {
+
+Result<LowerBound> MakespanLowerBound(const sched::Cluster& cluster,
+                                      const std::vector<sched::Task>& tasks,
+                                      const std::vector<double>& memory_mib,
+                                      const TruthModel& truth) {
+  const size_t k_types = cluster.types.size();
+  const std::vector<int> count = cluster.CountByType();
+  std::vector<double> max_mem(k_types, 0), cap(k_types, 1.0);
+  std::vector<int> max_tasks(k_types, 1);
+  for (const sched::Gpu& g : cluster.gpus) {
+    max_mem[g.type] = std::max(max_mem[g.type], g.memory_mib);
+    max_tasks[g.type] = std::max(max_tasks[g.type], g.max_tasks);
+  }
+  const double kappa = truth.contention().kappa;
+  for (size_t k = 0; k < k_types; ++k) {
+    const double m = max_tasks[k];
+    cap[k] = std::max(1.0, m / (1.0 + kappa * (m - 1.0)));
+  }
+  LowerBound lb;
+  // Merge tasks with identical work vectors: key = (profile key, memory); work adds up.
+  // Per group and type: {capacity work (iso × demand), time work (iso)}.
+  std::map<std::pair<std::string, double>, std::vector<std::pair<double, double>>> groups;
+  for (const sched::Task& t : tasks) {
+    std::vector<std::pair<double, double>> w(k_types, {-1, -1});  // -1: cannot run there
+    double fastest = std::numeric_limits<double>::infinity();
+    for (size_t k = 0; k < k_types; ++k) {
+      if (memory_mib[t.id] > max_mem[k] + 1e-9) continue;
+      Result<TrueProfile> p = truth.Profile(t, cluster.types[k]);
+      if (!p.ok()) continue;
+      w[k] = {p->isolated_ms * std::max(p->demand, 1e-3), p->isolated_ms};
+      fastest = std::min(fastest, p->isolated_ms);
+    }
+    if (!std::isfinite(fastest)) continue;
+    lb.longest_task_ms = std::max(lb.longest_task_ms, t.arrival_ms + fastest);
+    auto& acc = groups[{sched::ProfileKey(t), memory_mib[t.id]}];
+    if (acc.empty()) acc.assign(k_types, {0.0, 0.0});
+    for (size_t k = 0; k < k_types; ++k) {
+      acc[k] = w[k].first < 0 ? std::make_pair(-1.0, -1.0)
+                              : std::make_pair(acc[k].first + w[k].first,
+                                               acc[k].second + w[k].second);
+    }
+  }
+  if (groups.empty()) return lb;
+  glp_prob* lp = glp_create_prob();
+  glp_set_obj_dir(lp, GLP_MIN);
+  // Rows: one per group (Σ_k y = 1); two per type: capacity (Σ w y − n cap C <= 0) and
+  // time (Σ iso y − n m C <= 0: at most m tasks progress at once, each at most at rate 1).
+  const int n_groups = static_cast<int>(groups.size());
+  const int kt = static_cast<int>(k_types);
+  glp_add_rows(lp, n_groups + 2 * kt);
+  for (int r = 1; r <= n_groups; ++r) glp_set_row_bnds(lp, r, GLP_FX, 1.0, 1.0);
+  for (int r = n_groups + 1; r <= n_groups + 2 * kt; ++r) glp_set_row_bnds(lp, r, GLP_UP, 0.0, 0.0);
+  std::vector<int> ia{0}, ja{0};
+  std::vector<double> ar{0};
+  const int c_col = glp_add_cols(lp, 1);
+  glp_set_col_bnds(lp, c_col, GLP_LO, 0.0, 0.0);
+  glp_set_obj_coef(lp, c_col, 1.0);
+  for (int k = 0; k < kt; ++k) {
+    ia.push_back(n_groups + 1 + k);
+    ja.push_back(c_col);
+    ar.push_back(-count[k] * cap[k]);
+    ia.push_back(n_groups + 1 + kt + k);
+    ja.push_back(c_col);
+    ar.push_back(-count[k] * static_cast<double>(max_tasks[k]));
+  }
+  int row = 1;
+  for (const auto& [key, w] : groups) {
+    for (int k = 0; k < kt; ++k) {
+      if (w[k].first < 0 || count[k] == 0) continue;
+      const int col = glp_add_cols(lp, 1);
+      glp_set_col_bnds(lp, col, GLP_LO, 0.0, 0.0);
+      ia.push_back(row);
+      ja.push_back(col);
+      ar.push_back(1.0);
+      ia.push_back(n_groups + 1 + k);
+      ja.push_back(col);
+      ar.push_back(w[k].first);
+      ia.push_back(n_groups + 1 + kt + k);
+      ja.push_back(col);
+      ar.push_back(w[k].second);
+    }
+    ++row;
+  }
+  glp_load_matrix(lp, static_cast<int>(ia.size()) - 1, ia.data(), ja.data(), ar.data());
+  glp_smcp parm;
+  glp_init_smcp(&parm);
+  parm.msg_lev = GLP_MSG_OFF;
+  const int rc = glp_simplex(lp, &parm);
+  const int status = glp_get_status(lp);
+  if (rc != 0 || status != GLP_OPT) {
+    glp_delete_prob(lp);
+    return Status::Internal("GLPK could not solve the makespan LP", "lower bound",
+                            "report this with the workload");
+  }
+  lb.lp_ms = glp_get_obj_val(lp);
+  glp_delete_prob(lp);
+  return lb;
+}
+
+}  // namespace hase::sim

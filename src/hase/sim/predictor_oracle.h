@@ -1,0 +1,68 @@
+// PredictorOracle: a LatencyOracle backed by hase's model-level predictor.
+//
+// For each (model, batch, input size) it builds the KernelList once (kernels/
+// kernel_list_builder.h) and, per GPU type, predicts one batch on an idle GPU with
+// PredictModel (predict/predict_model.h). Both are cached; the table of per-batch latencies is
+// computed once per run. From one batch's prediction:
+//   isolated_ms = latency_ms per batch × num_batches
+//   demand      = Σ_k device_ms_k / latency_ms, clamped to [0.05, 1]: the fraction of the
+//                 batch time the GPU is busy with kernels (≈ DCGM SM_ACTIVE while it runs;
+//                 launch-bound small batches leave the GPU mostly idle).
+//   memory_mib  = kRuntimeOverheadMib + (4 B × parameters + 2 × the largest kernel's input +
+//                 output activation bytes) / 2^20: fp32 weights resident, two activation
+//                 buffers live at once (ORT's arena reuses the rest), plus the CUDA context
+//                 and ORT arena (kRuntimeOverheadMib, the order of a CUDA context on Ampere).
+//                 Task::memory_mib overrides it.
+// A model is "resnet50" (→ MODELS_DIR/resnet50.onnx) or a path ending in ".onnx".
+// Thread-safety: Profile is safe to call concurrently (the cache is under a mutex).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "hase/hw/gpu_catalog.h"
+#include "hase/kernels/kernel.h"
+#include "hase/sched/latency_oracle.h"
+
+namespace hase::sim {
+
+inline constexpr double kRuntimeOverheadMib = 600;  // CUDA context + ORT arena, MiB
+
+struct PredictorOracleOptions {
+  std::string models_dir = "models";  // where zoo names are looked up
+  std::string fusion_profile = "ort-cuda";
+  sched::ContentionModel contention;  // the co-location model policies assume
+};
+
+class PredictorOracle final : public sched::LatencyOracle {
+ public:
+  // `catalog` must outlive the oracle (GPU types are resolved by name in it).
+  PredictorOracle(const GpuCatalog& catalog, PredictorOracleOptions options)
+      : catalog_(catalog), options_(std::move(options)) {}
+
+  // Errors: NotFound (no such model file or GPU type), the kernel builder's or predictor's
+  // error with the model as context.
+  Result<sched::TaskProfile> Profile(const sched::Task& task,
+                                     const sched::GpuType& type) const override;
+  const sched::ContentionModel& contention() const override { return options_.contention; }
+
+  // The ONNX path a task's model resolves to.
+  std::string ModelPath(const std::string& model) const;
+
+ private:
+  struct Shape {
+    double params = 0;
+    double peak_activation_bytes = 0;
+  };
+  const GpuCatalog& catalog_;
+  const PredictorOracleOptions options_;
+  mutable std::mutex mu_;
+  // ProfileKey → kernels (or the error building them).
+  mutable std::map<std::string, std::shared_ptr<const Result<KernelList>>> kernels_;
+  // (ProfileKey, type) → per-batch profile (isolated_ms per batch).
+  mutable std::map<std::pair<std::string, std::string>, Result<sched::TaskProfile>> per_batch_;
+};
+
+}  // namespace hase::sim

@@ -1,0 +1,293 @@
+#include "hase/sim/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace hase::sim {
+namespace {
+
+double Percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size())));
+  rank = std::clamp<size_t>(rank, 1, v.size());
+  return v[rank - 1];
+}
+
+double Mean(const std::vector<double>& v) {
+  if (v.empty()) return 0;
+  double s = 0;
+  for (double x : v) s += x;
+  return s / static_cast<double>(v.size());
+}
+
+// Rounds for output so that tiny float noise never reaches the files.
+double R(double x, int digits = 6) {
+  const double f = std::pow(10.0, digits);
+  return std::round(x * f) / f;
+}
+
+// Colours per model family (Gantt), a fixed palette; unknown families cycle through it.
+const char* FamilyColour(const std::string& family) {
+  static const std::map<std::string, const char*> kColours = {
+      {"resnet", "#4e79a7"}, {"vgg", "#f28e2b"},      {"densenet", "#59a14f"},
+      {"mobilenet", "#e15759"}, {"yolo", "#b07aa1"}, {"alexnet", "#9c755f"},
+      {"other", "#bab0ac"}};
+  auto it = kColours.find(family);
+  return it == kColours.end() ? "#76b7b2" : it->second;
+}
+
+}  // namespace
+
+PolicyReport Summarise(const sched::Cluster& cluster, const std::vector<sched::Task>& tasks,
+                       const SimResult& result, const LowerBound& lb) {
+  PolicyReport r;
+  r.policy = result.policy;
+  r.tasks = static_cast<int>(tasks.size());
+  std::vector<double> jct, wait;
+  for (const TaskOutcome& o : result.tasks) {
+    if (o.rejected) {
+      ++r.rejected;
+      continue;
+    }
+    ++r.completed;
+    jct.push_back((o.end_ms - o.arrival_ms) / 1000.0);
+    wait.push_back((o.start_ms - o.arrival_ms) / 1000.0);
+  }
+  r.makespan_s = result.makespan_ms / 1000.0;
+  r.jct_mean_s = Mean(jct);
+  r.jct_p50_s = Percentile(jct, 0.5);
+  r.jct_p99_s = Percentile(jct, 0.99);
+  r.wait_mean_s = Mean(wait);
+  r.wait_max_s = wait.empty() ? 0 : *std::max_element(wait.begin(), wait.end());
+  const std::vector<int> count = cluster.CountByType();
+  r.utilisation.assign(cluster.types.size(), 0.0);
+  for (const sched::Gpu& g : cluster.gpus) r.utilisation[g.type] += result.gpu_busy_ms[g.id];
+  for (size_t k = 0; k < r.utilisation.size(); ++k) {
+    const double denom = count[k] * result.makespan_ms;
+    r.utilisation[k] = denom > 0 ? r.utilisation[k] / denom : 0;
+  }
+  r.reservations = static_cast<int>(result.reservations.size());
+  r.backfills = result.backfills;
+  r.decisions = static_cast<int64_t>(result.decision_us.size());
+  r.decision_mean_us = Mean(result.decision_us);
+  r.decision_p99_us = Percentile(result.decision_us, 0.99);
+  r.ratio_to_lower_bound = lb.value_ms() > 0 ? result.makespan_ms / lb.value_ms() : 0;
+  return r;
+}
+
+void CompareToRoundRobin(Report& report) {
+  double rr = 0;
+  for (const PolicyReport& p : report.policies) {
+    if (p.policy == "rr") rr = p.makespan_s;
+  }
+  for (PolicyReport& p : report.policies) p.makespan_vs_rr = rr > 0 ? p.makespan_s / rr : 0;
+}
+
+std::string FormatTable(const Report& report, bool with_timing) {
+  std::string out;
+  out += fmt::format("cluster {} ({} GPUs:", report.cluster,
+                     [&] {
+                       int n = 0;
+                       for (int c : report.gpus_per_type) n += c;
+                       return n;
+                     }());
+  for (size_t k = 0; k < report.gpu_types.size(); ++k) {
+    out += fmt::format(" {}×{}", report.gpus_per_type[k], report.gpu_types[k]);
+  }
+  out += fmt::format("), workload {} ({} tasks), truth {}, seed {}\n", report.workload,
+                     report.tasks, report.truth, report.seed);
+  out += fmt::format("makespan lower bound {:.1f} s (longest task {:.1f} s, LP relaxation {:.1f} s)\n\n",
+                     report.lower_bound.value_ms() / 1000, report.lower_bound.longest_task_ms / 1000,
+                     report.lower_bound.lp_ms / 1000);
+  out += fmt::format("{:<13}{:>10}{:>8}{:>9}{:>9}{:>9}{:>10}{:>10}{:>9}{:>8}{:>6}{:>6}{:>5}",
+                     "policy", "makespan", "vs rr", "vs LB", "JCT avg", "JCT p50", "JCT p99",
+                     "wait avg", "wait max", "util", "resv", "bfill", "rej");
+  if (with_timing) out += fmt::format("{:>11}{:>11}", "dec avg", "dec p99");
+  out += "\n";
+  for (const PolicyReport& p : report.policies) {
+    double busy = 0, n = 0;
+    for (size_t k = 0; k < p.utilisation.size(); ++k) {
+      busy += p.utilisation[k] * report.gpus_per_type[k];
+      n += report.gpus_per_type[k];
+    }
+    out += fmt::format(
+        "{:<13}{:>9.1f}s{:>8}{:>9.2f}{:>8.1f}s{:>8.1f}s{:>9.1f}s{:>9.1f}s{:>8.1f}s{:>7.0f}%{:>6}{:>6}{:>5}",
+        p.policy, p.makespan_s,
+        p.makespan_vs_rr > 0 ? fmt::format("{:.2f}", p.makespan_vs_rr) : std::string("-"),
+        p.ratio_to_lower_bound, p.jct_mean_s, p.jct_p50_s, p.jct_p99_s, p.wait_mean_s,
+        p.wait_max_s, n > 0 ? 100 * busy / n : 0, p.reservations, p.backfills, p.rejected);
+    if (with_timing) {
+      out += fmt::format("{:>9.1f}µs{:>9.1f}µs", p.decision_mean_us, p.decision_p99_us);
+    }
+    out += "\n";
+  }
+  out += "\nutilisation per GPU type:\n";
+  out += fmt::format("{:<13}", "policy");
+  for (const std::string& t : report.gpu_types) out += fmt::format("{:>16}", t);
+  out += "\n";
+  for (const PolicyReport& p : report.policies) {
+    out += fmt::format("{:<13}", p.policy);
+    for (double u : p.utilisation) out += fmt::format("{:>15.0f}%", 100 * u);
+    out += "\n";
+  }
+  return out;
+}
+
+std::string ReportCsv(const Report& report, bool with_timing) {
+  std::string out =
+      "policy,tasks,completed,rejected,makespan_s,makespan_vs_rr,ratio_to_lower_bound,"
+      "jct_mean_s,jct_p50_s,jct_p99_s,wait_mean_s,wait_max_s,reservations,backfills";
+  for (const std::string& t : report.gpu_types) out += ",util_" + t;
+  if (with_timing) out += ",decisions,decision_mean_us,decision_p99_us";
+  out += "\n";
+  for (const PolicyReport& p : report.policies) {
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}", p.policy, p.tasks,
+                       p.completed, p.rejected, R(p.makespan_s), R(p.makespan_vs_rr),
+                       R(p.ratio_to_lower_bound), R(p.jct_mean_s), R(p.jct_p50_s),
+                       R(p.jct_p99_s), R(p.wait_mean_s), R(p.wait_max_s), p.reservations,
+                       p.backfills);
+    for (double u : p.utilisation) out += fmt::format(",{}", R(u));
+    if (with_timing) {
+      out += fmt::format(",{},{},{}", p.decisions, R(p.decision_mean_us, 3),
+                         R(p.decision_p99_us, 3));
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+std::string ReportJson(const Report& report, bool with_timing) {
+  nlohmann::ordered_json j;
+  j["cluster"] = report.cluster;
+  j["workload"] = report.workload;
+  j["truth"] = report.truth;
+  j["seed"] = report.seed;
+  j["tasks"] = report.tasks;
+  nlohmann::ordered_json types = nlohmann::ordered_json::array();
+  for (size_t k = 0; k < report.gpu_types.size(); ++k) {
+    types.push_back({{"type", report.gpu_types[k]}, {"gpus", report.gpus_per_type[k]}});
+  }
+  j["gpu_types"] = types;
+  j["lower_bound_s"] = {{"value", R(report.lower_bound.value_ms() / 1000)},
+                        {"longest_task", R(report.lower_bound.longest_task_ms / 1000)},
+                        {"lp_relaxation", R(report.lower_bound.lp_ms / 1000)}};
+  nlohmann::ordered_json ps = nlohmann::ordered_json::array();
+  for (const PolicyReport& p : report.policies) {
+    nlohmann::ordered_json e;
+    e["policy"] = p.policy;
+    e["completed"] = p.completed;
+    e["rejected"] = p.rejected;
+    e["makespan_s"] = R(p.makespan_s);
+    e["makespan_vs_rr"] = R(p.makespan_vs_rr);
+    e["ratio_to_lower_bound"] = R(p.ratio_to_lower_bound);
+    e["jct_s"] = {{"mean", R(p.jct_mean_s)}, {"p50", R(p.jct_p50_s)}, {"p99", R(p.jct_p99_s)}};
+    e["wait_s"] = {{"mean", R(p.wait_mean_s)}, {"max", R(p.wait_max_s)}};
+    nlohmann::ordered_json u;
+    for (size_t k = 0; k < p.utilisation.size(); ++k) u[report.gpu_types[k]] = R(p.utilisation[k]);
+    e["utilisation"] = u;
+    e["reservations"] = p.reservations;
+    e["backfills"] = p.backfills;
+    if (with_timing) {
+      e["decision_us"] = {{"count", p.decisions},
+                          {"mean", R(p.decision_mean_us, 3)},
+                          {"p99", R(p.decision_p99_us, 3)}};
+    }
+    ps.push_back(e);
+  }
+  j["policies"] = ps;
+  return j.dump(2) + "\n";
+}
+
+std::string TasksCsv(const sched::Cluster& cluster, const std::vector<sched::Task>& tasks,
+                     const SimResult& result) {
+  std::string out = "task,model,batch_size,num_batches,gpu,gpu_type,arrival_s,start_s,end_s,"
+                    "backfilled,rejected_reason\n";
+  for (const TaskOutcome& o : result.tasks) {
+    const sched::Task& t = tasks[o.task_id];
+    std::string reason = o.reason;
+    std::replace(reason.begin(), reason.end(), ',', ';');
+    std::replace(reason.begin(), reason.end(), '\n', ' ');
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", t.name, t.model, t.batch_size,
+                       t.num_batches, o.gpu >= 0 ? cluster.GpuLabel(o.gpu) : "",
+                       o.gpu >= 0 ? cluster.types[cluster.gpus[o.gpu].type].name : "",
+                       R(o.arrival_ms / 1000), o.rejected ? 0 : R(o.start_ms / 1000),
+                       o.rejected ? 0 : R(o.end_ms / 1000), o.backfilled ? 1 : 0, reason);
+  }
+  return out;
+}
+
+std::string GanttSvg(const sched::Cluster& cluster, const std::vector<sched::Task>& tasks,
+                     const SimResult& result) {
+  const double left = 190, top = 40, width = 1000, row_h = 18, gap = 4;
+  const double span = std::max(result.makespan_ms, 1.0);
+  const size_t n = cluster.gpus.size();
+  // Lanes: per GPU, assign each task (by start) to the first lane free at its start.
+  std::vector<std::vector<const TaskOutcome*>> by_gpu(n);
+  for (const TaskOutcome& o : result.tasks) {
+    if (!o.rejected && o.gpu >= 0) by_gpu[o.gpu].push_back(&o);
+  }
+  const double height = top + n * (row_h + gap) + 60;
+  std::string svg = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" "
+      "font-family=\"sans-serif\" font-size=\"11\">\n"
+      "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+      "<text x=\"{}\" y=\"20\" font-size=\"14\">{}: makespan {:.1f} s</text>\n",
+      left + width + 20, height, left, result.policy, result.makespan_ms / 1000);
+  for (size_t g = 0; g < n; ++g) {
+    const sched::Gpu& gpu = cluster.gpus[g];
+    const double y = top + g * (row_h + gap);
+    svg += fmt::format("<text x=\"4\" y=\"{:.1f}\">{} {}</text>\n", y + row_h - 5,
+                       cluster.GpuLabel(static_cast<int>(g)), cluster.types[gpu.type].name);
+    svg += fmt::format("<rect x=\"{}\" y=\"{:.1f}\" width=\"{}\" height=\"{}\" fill=\"#f4f4f4\"/>\n",
+                       left, y, width, row_h);
+    auto& list = by_gpu[g];
+    std::sort(list.begin(), list.end(), [](const TaskOutcome* a, const TaskOutcome* b) {
+      return a->start_ms != b->start_ms ? a->start_ms < b->start_ms : a->task_id < b->task_id;
+    });
+    const int lanes = std::max(1, gpu.max_tasks);
+    std::vector<double> lane_free(lanes, -1);
+    for (const TaskOutcome* o : list) {
+      int lane = 0;
+      for (int l = 0; l < lanes; ++l) {
+        if (lane_free[l] <= o->start_ms + 1e-9) {
+          lane = l;
+          break;
+        }
+      }
+      lane_free[lane] = o->end_ms;
+      const double lh = row_h / lanes;
+      const double x = left + width * o->start_ms / span;
+      const double w = std::max(0.5, width * (o->end_ms - o->start_ms) / span);
+      const sched::Task& t = tasks[o->task_id];
+      svg += fmt::format(
+          "<rect x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" height=\"{:.2f}\" fill=\"{}\" "
+          "stroke=\"white\" stroke-width=\"0.3\"><title>{} {} b{} ×{}: {:.1f}–{:.1f} s</title></rect>\n",
+          x, y + lane * lh, w, lh, FamilyColour(t.family), t.name, t.model, t.batch_size,
+          t.num_batches, o->start_ms / 1000, o->end_ms / 1000);
+    }
+  }
+  // Legend and time axis.
+  const double ly = top + n * (row_h + gap) + 20;
+  double lx = left;
+  std::map<std::string, int> families;
+  for (const sched::Task& t : tasks) families[t.family] = 1;
+  for (const auto& [f, unused] : families) {
+    svg += fmt::format("<rect x=\"{:.0f}\" y=\"{:.0f}\" width=\"12\" height=\"12\" fill=\"{}\"/>"
+                       "<text x=\"{:.0f}\" y=\"{:.0f}\">{}</text>\n",
+                       lx, ly, FamilyColour(f), lx + 16, ly + 10, f);
+    lx += 110;
+  }
+  svg += fmt::format("<text x=\"{}\" y=\"{:.0f}\">0 s</text><text x=\"{:.0f}\" y=\"{:.0f}\" "
+                     "text-anchor=\"end\">{:.1f} s</text>\n",
+                     left, ly + 30, left + width, ly + 30, span / 1000);
+  svg += "</svg>\n";
+  return svg;
+}
+
+}  // namespace hase::sim

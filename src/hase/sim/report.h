@@ -1,0 +1,69 @@
+// Report: what `hase simulate` prints and writes for each policy.
+//
+// Deterministic parts (everything except decision times) depend only on the inputs and the
+// seed, so the same seed gives byte-identical report.json / report.csv / tasks CSVs. Decision
+// times are wall clock and go only where `with_timing` is set (the terminal table, timing.csv).
+// Times in reports are seconds unless the field name says otherwise.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hase/sched/cluster.h"
+#include "hase/sched/task.h"
+#include "hase/sim/lower_bound.h"
+#include "hase/sim/simulator.h"
+
+namespace hase::sim {
+
+struct PolicyReport {
+  std::string policy;
+  int tasks = 0;
+  int completed = 0;
+  int rejected = 0;
+  double makespan_s = 0;
+  double jct_mean_s = 0, jct_p50_s = 0, jct_p99_s = 0;  // completion − arrival
+  double wait_mean_s = 0, wait_max_s = 0;               // start − arrival
+  std::vector<double> utilisation;  // per GPU type (Cluster::types order): busy time /
+                                    // (GPUs of the type × makespan), 0–1
+  int reservations = 0;
+  int backfills = 0;
+  int64_t decisions = 0;            // Schedule calls
+  double decision_mean_us = 0, decision_p99_us = 0;  // wall clock
+  double ratio_to_lower_bound = 0;  // makespan / lower bound (>= 1 up to the bound's caveats)
+  double makespan_vs_rr = 0;        // makespan / rr's makespan; 0 when rr did not run
+};
+
+struct Report {
+  std::string cluster;
+  std::string workload;
+  std::string truth;
+  uint64_t seed = 0;
+  std::vector<std::string> gpu_types;  // Cluster::types names
+  std::vector<int> gpus_per_type;
+  int tasks = 0;
+  LowerBound lower_bound;
+  std::vector<PolicyReport> policies;  // in the order run
+};
+
+// Summarises one simulation. Percentiles are nearest-rank.
+PolicyReport Summarise(const sched::Cluster& cluster, const std::vector<sched::Task>& tasks,
+                       const SimResult& result, const LowerBound& lb);
+// Fills makespan_vs_rr from the "rr" entry, if any.
+void CompareToRoundRobin(Report& report);
+
+// A fixed-width table for the terminal.
+std::string FormatTable(const Report& report, bool with_timing);
+// One row per policy.
+std::string ReportCsv(const Report& report, bool with_timing);
+// The whole report as JSON (2-space indent).
+std::string ReportJson(const Report& report, bool with_timing);
+// One row per task: name, model, gpu, type, arrival/start/end (s), backfilled, rejected reason.
+std::string TasksCsv(const sched::Cluster& cluster, const std::vector<sched::Task>& tasks,
+                     const SimResult& result);
+// Gantt chart: a row per GPU (split into max_tasks lanes), bars coloured by model family.
+std::string GanttSvg(const sched::Cluster& cluster, const std::vector<sched::Task>& tasks,
+                     const SimResult& result);
+
+}  // namespace hase::sim

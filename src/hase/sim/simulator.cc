@@ -1,0 +1,395 @@
+#include "hase/sim/simulator.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <limits>
+#include <queue>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "hase/base/check.h"
+
+namespace hase::sim {
+namespace {
+
+using sched::ClusterState;
+using sched::CycleState;
+using sched::Decision;
+using sched::GpuState;
+using sched::Task;
+
+constexpr double kSameInstantMs = 1e-9;
+
+struct Event {
+  double time_ms;
+  uint64_t seq;
+  enum Kind { kArrival = 0, kCompletion = 1 } kind;
+  int task;
+  uint64_t version;  // completion: valid only if equal to the task's current version
+  bool operator>(const Event& o) const {
+    return time_ms != o.time_ms ? time_ms > o.time_ms : seq > o.seq;
+  }
+};
+
+struct Run {  // truth state of one running task
+  int gpu = -1;
+  double iso_true = 0;
+  double demand_true = 1;
+  double pred_iso = 0;       // the policy's isolated prediction on this GPU
+  double remaining_true = 0; // true isolated ms left at last_ms
+  double slowdown = 1;
+  double last_ms = 0;
+  uint64_t version = 0;
+};
+
+class Sim {
+ public:
+  Sim(const sched::Cluster& cluster, const std::vector<Task>& tasks, sched::Policy& policy,
+      const TruthModel& truth, const SimOptions& options)
+      : cluster_(cluster), tasks_(tasks), policy_(policy), truth_(truth), options_(options),
+        state_(cluster), runs_(tasks.size()), on_gpu_(cluster.gpus.size()),
+        busy_since_(cluster.gpus.size(), -1) {}
+
+  Result<SimResult> Go();
+
+ private:
+  struct QueueOrder {
+    const std::vector<Task>* tasks;
+    bool operator()(int a, int b) const {
+      const Task& x = (*tasks)[a];
+      const Task& y = (*tasks)[b];
+      if (x.priority != y.priority) return x.priority > y.priority;
+      if (x.arrival_ms != y.arrival_ms) return x.arrival_ms < y.arrival_ms;
+      return a < b;
+    }
+  };
+
+  void Push(double t, Event::Kind k, int task, uint64_t version = 0) {
+    events_.push({t, seq_++, k, task, version});
+  }
+  Status Arrive(int task);
+  void Complete(int task);
+  Status Pass();  // offers the central queue to the policy
+  // Runs the policy's cycle for `task`, timing it.
+  Result<Decision> Decide(const Task& task, CycleState& cycle);
+  // After Commit(kBind): starts truth for whatever became running on `gpu`.
+  void AfterBind(int task, int gpu, double predicted_end);
+  void StartTruth(int task, int gpu);
+  void Reprice(int gpu);  // advances and re-rates the GPU's running tasks, reschedules ends
+  void StartQueued(int gpu);
+  void Reject(int task, const std::string& why);
+  void Progress();
+
+  const sched::Cluster& cluster_;
+  const std::vector<Task>& tasks_;
+  sched::Policy& policy_;
+  const TruthModel& truth_;
+  const SimOptions options_;
+  ClusterState state_;
+  std::vector<Run> runs_;
+  std::vector<std::vector<int>> on_gpu_;  // running task ids per GPU (truth)
+  std::vector<double> busy_since_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
+  uint64_t seq_ = 0;
+  std::set<int, QueueOrder> queue_{QueueOrder{&tasks_}};
+  SimResult result_;
+  size_t finished_ = 0;
+  int last_percent_ = -1;
+  std::vector<int> reservation_index_;  // task → index into result_.reservations or -1
+};
+
+Result<Decision> Sim::Decide(const Task& task, CycleState& cycle) {
+  if (!options_.measure_decisions) return policy_.Schedule(task, state_, cycle);
+  const auto t0 = std::chrono::steady_clock::now();
+  Result<Decision> d = policy_.Schedule(task, state_, cycle);
+  const auto t1 = std::chrono::steady_clock::now();
+  result_.decision_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+  return d;
+}
+
+void Sim::Reject(int task, const std::string& why) {
+  TaskOutcome& o = result_.tasks[task];
+  o.rejected = true;
+  o.reason = why;
+  ++finished_;
+  Progress();
+}
+
+void Sim::Progress() {
+  if (!options_.show_progress || tasks_.empty()) return;
+  const int pct = static_cast<int>(100 * finished_ / tasks_.size());
+  if (pct == last_percent_) return;
+  last_percent_ = pct;
+  const int width = 40;
+  const int filled = pct * width / 100;
+  std::fprintf(stderr, "\r%-12s [%s%s] %3d%% (%zu/%zu tasks)", policy_.name().c_str(),
+               std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(), pct,
+               finished_, tasks_.size());
+  if (pct == 100) std::fprintf(stderr, "\n");
+  std::fflush(stderr);
+}
+
+void Sim::Reprice(int gpu) {
+  const double now = state_.now_ms;
+  const sched::GpuType& type = cluster_.types[cluster_.gpus[gpu].type];
+  const double bg = truth_.contention().kappa * state_.gpus[gpu].background.EffectiveSmActive();
+  std::vector<int>& ids = on_gpu_[gpu];
+  for (int id : ids) {
+    Run& r = runs_[id];
+    r.remaining_true = std::max(0.0, r.remaining_true - (now - r.last_ms) / r.slowdown);
+    r.last_ms = now;
+  }
+  for (int id : ids) {
+    Run& r = runs_[id];
+    double s = 1.0 + bg;
+    for (int other : ids) {
+      if (other != id) {
+        s += truth_.Interference(tasks_[id], tasks_[other], runs_[other].demand_true, type);
+      }
+    }
+    r.slowdown = s;
+    ++r.version;
+    Push(now + r.remaining_true * s, Event::kCompletion, id, r.version);
+  }
+  // What the policy observes: the fraction done, and the rate it progresses at.
+  for (sched::RunningTask& rt : state_.gpus[gpu].running) {
+    const Run& r = runs_[rt.task_id];
+    const double left = r.iso_true > 0 ? r.remaining_true / r.iso_true : 0;
+    rt.remaining_ms = r.pred_iso * left;
+    rt.as_of_ms = now;
+    rt.progress_rate = r.iso_true > 0 ? (r.pred_iso / r.iso_true) / r.slowdown : 0;
+  }
+}
+
+void Sim::StartTruth(int task, int gpu) {
+  const sched::GpuType& type = cluster_.types[cluster_.gpus[gpu].type];
+  Result<TrueProfile> p = truth_.Profile(tasks_[task], type);
+  Run& r = runs_[task];
+  r.gpu = gpu;
+  // A truth model without an entry falls back to the policy's own prediction (reported as
+  // "no truth" would hide the task); the table truth documents this.
+  r.iso_true = p.ok() ? p->isolated_ms : 0;
+  r.demand_true = p.ok() ? p->demand : 1.0;
+  for (const sched::RunningTask& rt : state_.gpus[gpu].running) {
+    if (rt.task_id == task) {
+      r.pred_iso = rt.remaining_ms;
+      if (!p.ok()) {
+        r.iso_true = rt.remaining_ms;
+        r.demand_true = rt.demand;
+      }
+    }
+  }
+  r.remaining_true = r.iso_true;
+  r.slowdown = 1;
+  r.last_ms = state_.now_ms;
+  on_gpu_[gpu].push_back(task);
+  if (busy_since_[gpu] < 0) busy_since_[gpu] = state_.now_ms;
+  TaskOutcome& o = result_.tasks[task];
+  o.gpu = gpu;
+  o.start_ms = state_.now_ms;
+  if (reservation_index_[task] >= 0) {
+    ReservationRecord& rr = result_.reservations[reservation_index_[task]];
+    rr.actual_start_ms = state_.now_ms;
+    rr.actual_gpu = gpu;
+  }
+}
+
+void Sim::AfterBind(int task, int gpu, double) {
+  const GpuState& g = state_.gpus[gpu];
+  for (const sched::RunningTask& rt : g.running) {
+    if (rt.task_id == task) {
+      StartTruth(task, gpu);
+      Reprice(gpu);
+      policy_.OnGpuChanged(state_, gpu);
+      return;
+    }
+  }
+  // Queued behind others on the GPU: starts in StartQueued.
+}
+
+void Sim::StartQueued(int gpu) {
+  GpuState& g = state_.gpus[gpu];
+  bool started = false;
+  while (!g.queued.empty()) {
+    const sched::QueuedTask q = g.queued.front();
+    if (static_cast<int>(g.running.size()) >= g.max_tasks ||
+        g.MemoryUsedMib() + q.memory_mib > g.memory_mib + 1e-9) {
+      break;
+    }
+    g.queued.erase(g.queued.begin());
+    sched::RunningTask r;
+    r.task_id = q.task_id;
+    r.memory_mib = q.memory_mib;
+    r.demand = q.demand;
+    r.started_ms = state_.now_ms;
+    r.remaining_ms = q.isolated_ms;
+    r.as_of_ms = state_.now_ms;
+    g.running.push_back(r);
+    StartTruth(q.task_id, gpu);
+    started = true;
+  }
+  if (started) Reprice(gpu);
+}
+
+Status Sim::Arrive(int task) {
+  const Task& t = tasks_[task];
+  if (!policy_.options().dispatch_on_arrival) {
+    queue_.insert(task);
+    return Status::OK();
+  }
+  CycleState cycle;
+  Result<Decision> d = Decide(t, cycle);
+  if (!d.ok()) {
+    if (d.status().IsInternal()) return d.status();
+    Reject(task, d.status().ToString());
+    return Status::OK();
+  }
+  switch (d->kind) {
+    case Decision::Kind::kReject:
+      Reject(task, d->reason);
+      break;
+    case Decision::Kind::kWait:
+      queue_.insert(task);
+      break;
+    case Decision::Kind::kBind:
+      policy_.Commit(t, *d, cycle, state_);
+      AfterBind(task, d->gpu, d->end_ms);
+      break;
+  }
+  return Status::OK();
+}
+
+void Sim::Complete(int task) {
+  Run& r = runs_[task];
+  const int gpu = r.gpu;
+  TaskOutcome& o = result_.tasks[task];
+  o.end_ms = state_.now_ms;
+  ++r.version;
+  std::vector<int>& ids = on_gpu_[gpu];
+  ids.erase(std::find(ids.begin(), ids.end(), task));
+  auto& running = state_.gpus[gpu].running;
+  running.erase(std::find_if(running.begin(), running.end(),
+                             [&](const sched::RunningTask& x) { return x.task_id == task; }));
+  if (ids.empty() && busy_since_[gpu] >= 0) {
+    result_.gpu_busy_ms[gpu] += state_.now_ms - busy_since_[gpu];
+    busy_since_[gpu] = -1;
+  }
+  Reprice(gpu);
+  StartQueued(gpu);
+  policy_.OnGpuChanged(state_, gpu);
+  ++finished_;
+  Progress();
+}
+
+Status Sim::Pass() {
+  policy_.BeginPass(state_);
+  int scanned = 0;
+  for (auto it = queue_.begin(); it != queue_.end() && scanned < policy_.options().max_queue_scan;
+       ++scanned) {
+    const int task = *it;
+    const Task& t = tasks_[task];
+    CycleState cycle;
+    Result<Decision> d = Decide(t, cycle);
+    if (!d.ok()) {
+      if (d.status().IsInternal()) return d.status();
+      Reject(task, d.status().ToString());
+      it = queue_.erase(it);
+      continue;
+    }
+    switch (d->kind) {
+      case Decision::Kind::kReject:
+        policy_.Commit(t, *d, cycle, state_);
+        Reject(task, d->reason);
+        it = queue_.erase(it);
+        break;
+      case Decision::Kind::kWait: {
+        const bool had = state_.ReservedGpuOf(task) >= 0;
+        policy_.Commit(t, *d, cycle, state_);
+        const int now_held = state_.ReservedGpuOf(task);
+        if (!had && now_held >= 0) {
+          reservation_index_[task] = static_cast<int>(result_.reservations.size());
+          result_.reservations.push_back(
+              {task, now_held, state_.now_ms,
+               state_.gpus[now_held].reservation->start_ms, -1, -1});
+        }
+        ++it;
+        break;
+      }
+      case Decision::Kind::kBind: {
+        const GpuState& g = state_.gpus[d->gpu];
+        const bool backfill = g.reservation && g.reservation->task_id != task;
+        policy_.Commit(t, *d, cycle, state_);
+        result_.tasks[task].backfilled = backfill;
+        if (backfill) ++result_.backfills;
+        AfterBind(task, d->gpu, d->end_ms);
+        it = queue_.erase(it);
+        break;
+      }
+    }
+  }
+  return Status::OK();
+}
+
+Result<SimResult> Sim::Go() {
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    if (tasks_[i].id != static_cast<int>(i)) {
+      return Status::InvalidArgument("task ids must be 0..n-1 in order", tasks_[i].name);
+    }
+  }
+  result_.policy = policy_.name();
+  result_.tasks.resize(tasks_.size());
+  result_.gpu_busy_ms.assign(cluster_.gpus.size(), 0.0);
+  reservation_index_.assign(tasks_.size(), -1);
+  for (const Task& t : tasks_) {
+    result_.tasks[t.id].task_id = t.id;
+    result_.tasks[t.id].arrival_ms = t.arrival_ms;
+    Push(t.arrival_ms, Event::kArrival, t.id);
+  }
+  for (size_t g = 0; g < cluster_.gpus.size(); ++g) policy_.OnGpuChanged(state_, static_cast<int>(g));
+  while (true) {
+    if (events_.empty()) {
+      if (queue_.empty()) break;
+      // Nothing runs and nothing will arrive: give the queue one more chance, then reject
+      // what still cannot start (never wait forever).
+      HASE_RETURN_IF_ERROR(Pass());
+      if (events_.empty()) {
+        for (int task : queue_) Reject(task, "no GPU could take it (nothing left running)");
+        queue_.clear();
+        break;
+      }
+      continue;
+    }
+    const double t = events_.top().time_ms;
+    state_.now_ms = std::max(state_.now_ms, t);
+    while (!events_.empty() && events_.top().time_ms <= t + kSameInstantMs) {
+      const Event e = events_.top();
+      events_.pop();
+      if (e.kind == Event::kArrival) {
+        HASE_RETURN_IF_ERROR(Arrive(e.task));
+      } else if (runs_[e.task].version == e.version && result_.tasks[e.task].end_ms < 0) {
+        Complete(e.task);
+      }
+    }
+    if (!queue_.empty()) HASE_RETURN_IF_ERROR(Pass());
+  }
+  for (size_t g = 0; g < cluster_.gpus.size(); ++g) {
+    if (busy_since_[g] >= 0) result_.gpu_busy_ms[g] += state_.now_ms - busy_since_[g];
+  }
+  for (const TaskOutcome& o : result_.tasks) {
+    if (!o.rejected) result_.makespan_ms = std::max(result_.makespan_ms, o.end_ms);
+  }
+  return std::move(result_);
+}
+
+}  // namespace
+
+Result<SimResult> Simulate(const sched::Cluster& cluster, const std::vector<Task>& tasks,
+                           sched::Policy& policy, const TruthModel& truth,
+                           const SimOptions& options) {
+  Sim sim(cluster, tasks, policy, truth, options);
+  return sim.Go();
+}
+
+}  // namespace hase::sim

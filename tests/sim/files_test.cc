@@ -1,0 +1,102 @@
+#include <gtest/gtest.h>
+
+#include "hase/sched/cluster_file.h"
+#include "hase/sched/workload_file.h"
+#include "hase/sim/defaults.h"
+
+namespace hase::sched {
+namespace {
+
+const GpuCatalog& Catalog() {
+  static const GpuCatalog c = *GpuCatalog::Builtin();
+  return c;
+}
+
+TEST(ClusterFileTest, DefaultClusterHasFourTypesAnd24Gpus) {
+  auto c = ParseClusterYaml(sim::DefaultClusterYaml(), "default", Catalog());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->types.size(), 4u);
+  EXPECT_EQ(c->gpus.size(), 24u);
+  EXPECT_EQ(c->types[0].name, "A100-SXM4-40GB");
+  EXPECT_DOUBLE_EQ(c->types[0].memory_mib, 40 * 1024);
+  EXPECT_EQ(c->GpuLabel(8), "rtx3090-0/0");
+  EXPECT_EQ(c->gpus[8].max_tasks, 4);
+}
+
+TEST(ClusterFileTest, UnknownGpuTypeIsNotFoundWithLine) {
+  const char* text = "nodes:\n  - name: n\n    gpus:\n      - {type: Z9000, count: 2}\n";
+  auto c = ParseClusterYaml(text, "c.yaml", Catalog());
+  ASSERT_FALSE(c.ok());
+  EXPECT_TRUE(c.status().IsNotFound());
+  EXPECT_NE(c.status().where().find("c.yaml:4"), std::string::npos) << c.status().ToString();
+}
+
+TEST(ClusterFileTest, MalformedYamlGivesLineNumber) {
+  const char* text = "name: x\nnodes:\n  - name: n\n    gpus: [ {type: T4\n  - oops: ]\n";
+  auto c = ParseClusterYaml(text, "bad.yaml", Catalog());
+  ASSERT_FALSE(c.ok());
+  EXPECT_TRUE(c.status().IsParse());
+  EXPECT_NE(c.status().where().find("bad.yaml:"), std::string::npos);
+  EXPECT_NE(c.status().where(), "bad.yaml");
+}
+
+TEST(ClusterFileTest, MemoryAndSharingLimitsPerGpu) {
+  const char* text =
+      "max_tasks_per_gpu: 2\nnodes:\n  - name: n\n    count: 2\n    gpus:\n"
+      "      - {type: a100, count: 1, memory_mib: 20000, max_tasks: 1}\n      - {type: Tesla T4}\n";
+  auto c = ParseClusterYaml(text, "c.yaml", Catalog());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_EQ(c->gpus.size(), 4u);
+  EXPECT_EQ(c->gpus[0].node, "n-0");
+  EXPECT_DOUBLE_EQ(c->gpus[0].memory_mib, 20000);
+  EXPECT_EQ(c->gpus[0].max_tasks, 1);
+  EXPECT_EQ(c->types[c->gpus[1].type].name, "T4");
+  EXPECT_EQ(c->gpus[1].max_tasks, 2);
+  EXPECT_EQ(c->gpus[3].index, 1);
+}
+
+TEST(WorkloadFileTest, DefaultWorkloadHas200TasksOverFiveFamilies) {
+  auto w = ParseWorkloadYaml(sim::DefaultWorkloadYaml(), "default");
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  EXPECT_EQ(w->size(), 200u);
+  std::set<std::string> families;
+  for (const Task& t : *w) families.insert(t.family);
+  EXPECT_EQ(families, (std::set<std::string>{"densenet", "mobilenet", "resnet", "vgg", "yolo"}));
+  for (size_t i = 0; i < w->size(); ++i) EXPECT_EQ((*w)[i].id, static_cast<int>(i));
+}
+
+TEST(WorkloadFileTest, YamlFieldsAndSamples) {
+  const char* text =
+      "tasks:\n  - {model: yolov8n, batch_size: 8, samples: 100, arrival_s: 2}\n"
+      "  - {name: a, model: resnet50, arrival_s: 1, memory_mib: 3000, priority: 2}\n";
+  auto w = ParseWorkloadYaml(text, "w.yaml");
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  ASSERT_EQ(w->size(), 2u);
+  EXPECT_EQ((*w)[0].name, "a");  // sorted by arrival
+  EXPECT_DOUBLE_EQ((*w)[0].arrival_ms, 1000);
+  EXPECT_EQ((*w)[0].priority, 2);
+  EXPECT_EQ((*w)[1].num_batches, 13);  // ceil(100 / 8)
+  EXPECT_EQ((*w)[1].input_size, 640);  // YOLO default
+  EXPECT_EQ((*w)[1].family, "yolo");
+}
+
+TEST(WorkloadFileTest, BadInputsNameTheLine) {
+  auto a = ParseWorkloadYaml("tasks:\n  - {batch_size: 8}\n", "w.yaml");
+  ASSERT_FALSE(a.ok());
+  EXPECT_TRUE(a.status().IsInvalidArgument());
+  EXPECT_NE(a.status().where().find("w.yaml:2"), std::string::npos);
+  auto b = ParseWorkloadYaml("tasks:\n  - {model: m, batch_size: 0}\n", "w.yaml");
+  EXPECT_FALSE(b.ok());
+  auto c = ParseWorkloadYaml("tasks: [\n", "w.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_TRUE(c.status().IsParse());
+  auto d = ParseWorkloadCsv("model,batch_size,arrival_s\nresnet50,8,0\nvgg16,x,1\n", "w.csv");
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.status().where(), "w.csv:3");
+  auto e = ParseWorkloadCsv("model,batch_size,arrival_s\nresnet50,8,0.5\n", "w.csv");
+  ASSERT_TRUE(e.ok());
+  EXPECT_DOUBLE_EQ((*e)[0].arrival_ms, 500);
+}
+
+}  // namespace
+}  // namespace hase::sched
