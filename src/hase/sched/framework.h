@@ -75,6 +75,7 @@ struct Decision {
   double end_ms = 0;         // predicted end on `gpu`, ms
   bool reserve = false;      // kWait only: reserve `gpu` from start_ms
   int claim_gpu = -1;        // kWait only: the GPU the task waits for (a claim for this pass)
+  double claim_not_before_ms = 0;  // kWait only: the start the claim plans for
   std::string reason;        // kReject / kWait: why, for people
 };
 

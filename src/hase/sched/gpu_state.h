@@ -39,6 +39,7 @@ struct QueuedTask {
   double memory_mib = 0;
   double demand = 1.0;
   double isolated_ms = 0;  // predicted isolated runtime on this GPU's type, ms
+  double not_before_ms = 0;  // claims only: earliest start the claimant planned, ms
 };
 
 // A promise that `task_id` may start on this GPU at `start_ms` (the shadow time). Other tasks
@@ -66,6 +67,9 @@ struct GpuState {
   std::vector<QueuedTask> claims;
   std::optional<Reservation> reservation;
   LoadSnapshot background = LoadSnapshot::Idle();  // load from work hase did not place
+  // Predicted end of everything running, queued and claimed here, ms (PredictTimeline);
+  // kept by Policy::OnGpuChanged. Lets Score price "wait until the GPU drains" in O(1).
+  double projected_finish_ms = 0;
 
   double MemoryUsedMib() const;
   // True when a task needing `need_mib` MiB can start now: a free slot, enough free memory, and

@@ -33,15 +33,67 @@ HasePlugin::Placement HasePlugin::Predict(const Task& task, const GpuState& gpu,
   extra.isolated_ms = p.isolated_ms;
   extra.not_before_ms = now;
   const Timeline base = PredictTimeline(gpu, model, now);
-  const Timeline with = PredictTimeline(gpu, model, now, extra);
-  pl.start_ms = with.extra->start_ms;
-  pl.end_ms = with.extra->end_ms;
-  pl.gpu_finish_ms = with.finish_ms;
-  for (size_t i = 0; i + 1 < with.entries.size(); ++i) {
-    const double delta = with.entries[i].end_ms - base.entries[i].end_ms;
-    if (std::isfinite(delta) && delta > 0) pl.inflicted_ms += delta;
+  auto evaluate = [&](double not_before) {
+    extra.not_before_ms = not_before;
+    const Timeline with = PredictTimeline(gpu, model, now, extra);
+    Placement p;
+    p.start_ms = with.extra->start_ms;
+    p.end_ms = with.extra->end_ms;
+    p.gpu_finish_ms = with.finish_ms;
+    p.not_before_ms = not_before;
+    for (size_t i = 0; i + 1 < with.entries.size(); ++i) {
+      const double delta = with.entries[i].end_ms - base.entries[i].end_ms;
+      if (std::isfinite(delta) && delta > 0) p.inflicted_ms += delta;
+    }
+    return p;
+  };
+  // (a) start as soon as a slot and memory are free, sharing the GPU;
+  pl = evaluate(now);
+  // (b) wait until the GPU has drained and run alone, when that is cheaper (heavy tasks:
+  //     with kappa >= 1 two saturating tasks together are slower than one after the other).
+  if (options_.consider_exclusive && !base.entries.empty() && std::isfinite(base.finish_ms) &&
+      base.finish_ms > pl.start_ms) {
+    const Placement alone = evaluate(base.finish_ms);
+    const double w = options_.inflicted_weight;
+    if (alone.end_ms + w * alone.inflicted_ms < pl.end_ms + w * pl.inflicted_ms) pl = alone;
   }
   return pl;
+}
+
+HasePlugin::Placement HasePlugin::Estimate(const Task& task, const GpuState& gpu,
+                                           const CycleState& cycle) const {
+  if (gpu.Idle()) return Predict(task, gpu, cycle);
+  const TaskProfile& p = *cycle.profile[gpu.type];
+  const ContentionModel& model = oracle_.contention();
+  const double now = cycle.now_ms;
+  const double w = options_.inflicted_weight;
+  const double bg = gpu.background.EffectiveSmActive();
+  // Alone, once the GPU drains.
+  Placement best;
+  best.start_ms = std::max(now, gpu.projected_finish_ms);
+  best.not_before_ms = best.start_ms;
+  best.end_ms = best.start_ms + p.isolated_ms * model.Slowdown(bg);
+  best.gpu_finish_ms = best.end_ms;
+  // Sharing, now.
+  if (gpu.claims.empty() && gpu.FitsNow(MemoryNeedMib(task, p))) {
+    const double total = gpu.TotalDemand();
+    Placement share;
+    share.start_ms = now;
+    share.not_before_ms = now;
+    const double wall = p.isolated_ms * model.Slowdown(total);
+    share.end_ms = now + wall;
+    double finish = share.end_ms;
+    for (const RunningTask& r : gpu.running) {
+      const double s_j = model.Slowdown(total - r.demand);
+      const double rem = r.RemainingAt(now);
+      share.inflicted_ms += model.kappa * p.demand * std::min(rem, wall / s_j);
+      finish = std::max(finish, now + rem * s_j);
+    }
+    share.gpu_finish_ms = std::max(finish + share.inflicted_ms / std::max<size_t>(1, gpu.running.size()),
+                                   gpu.projected_finish_ms);
+    if (share.end_ms + w * share.inflicted_ms < best.end_ms + w * best.inflicted_ms) best = share;
+  }
+  return best;
 }
 
 FilterVerdict HasePlugin::Filter(const Task& task, const GpuState& gpu,
@@ -65,7 +117,7 @@ FilterVerdict HasePlugin::Filter(const Task& task, const GpuState& gpu,
 }
 
 double HasePlugin::Score(const Task& task, const GpuState& gpu, const CycleState& cycle) const {
-  const Placement pl = Predict(task, gpu, cycle);
+  const Placement pl = Estimate(task, gpu, cycle);
   const double cost = pl.end_ms + options_.inflicted_weight * pl.inflicted_ms;
   const double lb = cycle.now_ms + cycle.best_isolated_ms;
   if (!std::isfinite(cost) || cost <= 0) return 0;
@@ -130,6 +182,7 @@ Decision HasePlugin::Select(const Task& task, const ClusterState& state, const C
   d.kind = Decision::Kind::kWait;
   d.gpu = best;
   d.claim_gpu = best;
+  d.claim_not_before_ms = best_pl.not_before_ms;
   d.start_ms = best_pl.start_ms;
   d.end_ms = best_pl.end_ms;
   d.reason = "waiting for a faster GPU to free";

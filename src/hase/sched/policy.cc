@@ -102,7 +102,8 @@ void Policy::Commit(const Task& task, const Decision& decision, const CycleState
         const Result<TaskProfile>& p = cycle.profile[g.type];
         if (p.ok()) {
           state.AddClaim(decision.claim_gpu,
-                         {task.id, MemoryNeedMib(task, *p), p->demand, p->isolated_ms});
+                         {task.id, MemoryNeedMib(task, *p), p->demand, p->isolated_ms,
+                          decision.claim_not_before_ms});
           OnGpuChanged(state, decision.claim_gpu);
         }
       }
@@ -137,6 +138,7 @@ void Policy::OnGpuChanged(ClusterState& state, int gpu) const {
   const double finish = g.Idle() ? state.now_ms
                                  : PredictTimeline(g, oracle_->contention(), state.now_ms).finish_ms;
   state.SetProjectedFinish(gpu, finish);
+  state.gpus[gpu].projected_finish_ms = finish;
 }
 
 }  // namespace hase::sched

@@ -40,7 +40,8 @@ Timeline PredictTimeline(const GpuState& gpu, const ContentionModel& model, doub
   for (const auto* list : {&gpu.queued, &gpu.claims}) {
     for (const QueuedTask& q : *list) {
       tl.entries.push_back({q.task_id, kInf, kInf});
-      wait.push_back({q.task_id, q.memory_mib, q.demand, q.isolated_ms, 0, tl.entries.size() - 1});
+      wait.push_back({q.task_id, q.memory_mib, q.demand, q.isolated_ms, q.not_before_ms,
+                      tl.entries.size() - 1});
     }
   }
   if (extra) {

@@ -1,6 +1,7 @@
 #include "hase/sim/experiment.h"
 
 #include <filesystem>
+#include <map>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -47,13 +48,24 @@ Result<ExperimentResult> RunExperiment(const sched::Cluster& cluster,
   // The latency table: every (task, type) profile once, before any decision is timed. The
   // memory need per task (for the lower bound) is the first profile's.
   std::vector<double> memory(tasks.size(), 0);
+  std::map<std::string, std::string> rows;  // sorted, one per (profile key, type)
   for (const sched::Task& t : tasks) {
     for (const sched::GpuType& type : cluster.types) {
       Result<sched::TaskProfile> p = oracle->Profile(t, type);
-      if (p.ok() && memory[t.id] == 0) memory[t.id] = sched::MemoryNeedMib(t, *p);
+      if (!p.ok()) continue;
+      if (memory[t.id] == 0) memory[t.id] = sched::MemoryNeedMib(t, *p);
+      const std::string key = fmt::format("{},{},{},{}", t.model, t.batch_size, t.input_size,
+                                          type.name);
+      if (!rows.count(key)) {
+        rows[key] = fmt::format("{},{:.6g},{:.4g},{:.0f}\n", key,
+                                p->isolated_ms / static_cast<double>(t.num_batches), p->demand,
+                                sched::MemoryNeedMib(t, *p));
+      }
     }
   }
   ExperimentResult out;
+  out.profiles_csv = "model,batch_size,input_size,gpu_type,latency_ms,demand,memory_mib\n";
+  for (const auto& [key, row] : rows) out.profiles_csv += row;
   Report& report = out.report;
   report.cluster = cluster.name;
   report.workload = options.workload_name;
@@ -101,6 +113,7 @@ Status WriteExperiment(const std::string& dir, const sched::Cluster& cluster,
                           p.decision_p99_us);
   }
   HASE_RETURN_IF_ERROR(WriteFile(d / "timing.csv", timing));
+  HASE_RETURN_IF_ERROR(WriteFile(d / "profiles.csv", result.profiles_csv));
   for (const SimResult& r : result.runs) {
     HASE_RETURN_IF_ERROR(WriteFile(d / ("tasks_" + r.policy + ".csv"), TasksCsv(cluster, tasks, r)));
     if (gantt) {

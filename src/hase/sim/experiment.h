@@ -36,6 +36,10 @@ struct ExperimentOptions {
 
 struct ExperimentResult {
   Report report;
+  // The latency table the policies used: "model,batch_size,input_size,gpu_type,
+  // latency_ms_per_batch,demand,memory_mib" rows, one per distinct (model, batch, input, type),
+  // sorted; written as profiles.csv (the format TableTruth reads, plus memory).
+  std::string profiles_csv;
   std::vector<SimResult> runs;  // one per policy, in report order
 };
 
@@ -47,7 +51,8 @@ Result<ExperimentResult> RunExperiment(const sched::Cluster& cluster,
                                        std::shared_ptr<const sched::LatencyOracle> oracle,
                                        const GpuCatalog& catalog, const ExperimentOptions& options);
 
-// Writes report.json, report.csv (deterministic), timing.csv (decision times), and per policy
+// Writes report.json, report.csv (deterministic), timing.csv (decision times), profiles.csv
+// (the oracle's latency table), and per policy
 // tasks_<policy>.csv and, when `gantt`, gantt_<policy>.svg into `dir` (created if needed).
 // Errors: IO.
 Status WriteExperiment(const std::string& dir, const sched::Cluster& cluster,

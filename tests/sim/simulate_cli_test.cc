@@ -1,0 +1,83 @@
+// End-to-end: the `hase simulate` binary on its embedded default and on bad inputs.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "testing.h"
+
+namespace hase {
+namespace {
+
+using testing::HaseBin;
+using testing::RunCommand;
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string TempDir(const std::string& name) {
+  const std::string d = ::testing::TempDir() + "hase_sim_" + name;
+  RunCommand("rm -rf " + d + " && mkdir -p " + d);
+  return d;
+}
+
+TEST(SimulateCliTest, DefaultRunReportsEveryPolicyAndIsDeterministic) {
+  const std::string a = TempDir("a"), b = TempDir("b");
+  auto r1 = RunCommand(HaseBin() + " simulate --policy rr,hase --out " + a);
+  ASSERT_EQ(r1.exit_code, 0) << r1.err;
+  EXPECT_NE(r1.out.find("24 GPUs"), std::string::npos) << r1.out;
+  EXPECT_NE(r1.out.find("200 tasks"), std::string::npos);
+  EXPECT_NE(r1.out.find("\nhase "), std::string::npos);
+  auto r2 = RunCommand(HaseBin() + " simulate --policy rr,hase --out " + b);
+  ASSERT_EQ(r2.exit_code, 0) << r2.err;
+  const std::string ja = Slurp(a + "/report.json");
+  ASSERT_FALSE(ja.empty());
+  EXPECT_EQ(ja, Slurp(b + "/report.json"));
+  EXPECT_EQ(Slurp(a + "/report.csv"), Slurp(b + "/report.csv"));
+  EXPECT_EQ(Slurp(a + "/tasks_hase.csv"), Slurp(b + "/tasks_hase.csv"));
+  EXPECT_NE(Slurp(a + "/gantt_hase.svg").find("<svg"), std::string::npos);
+  EXPECT_NE(ja.find("\"lower_bound_s\""), std::string::npos);
+}
+
+TEST(SimulateCliTest, BadInputsExitNonZeroWithWhere) {
+  const std::string d = TempDir("bad");
+  {
+    std::ofstream(d + "/bad.yaml") << "nodes:\n  - name: n\n    gpus: [ {type: T4\n";
+  }
+  auto r = RunCommand(HaseBin() + " simulate --cluster " + d + "/bad.yaml");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("bad.yaml:"), std::string::npos) << r.err;
+  {
+    std::ofstream(d + "/gpu.yaml") << "nodes:\n  - name: n\n    gpus:\n      - {type: Z9000}\n";
+  }
+  r = RunCommand(HaseBin() + " simulate --cluster " + d + "/gpu.yaml");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("gpu.yaml:4"), std::string::npos) << r.err;
+  r = RunCommand(HaseBin() + " simulate --policy fifo");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("unknown policy 'fifo'"), std::string::npos) << r.err;
+  r = RunCommand(HaseBin() + " simulate --workload /nonexistent/w.yaml");
+  EXPECT_NE(r.exit_code, 0);
+}
+
+// A task bigger than every GPU is rejected with a reason; the run still completes.
+TEST(SimulateCliTest, OversizedTaskIsRejectedNotHung) {
+  const std::string d = TempDir("big");
+  {
+    std::ofstream(d + "/w.yaml")
+        << "tasks:\n  - {model: resnet18, batch_size: 8, num_batches: 10}\n"
+           "  - {model: resnet18, batch_size: 8, num_batches: 10, memory_mib: 99999}\n";
+  }
+  auto r = RunCommand(HaseBin() + " simulate --policy hase,rr --workload " + d + "/w.yaml");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("can never run on this cluster"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("99999 MiB"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace hase
