@@ -163,7 +163,11 @@ TEST(Daemon, LiveDcgmLoadSteersPlacementAndDegradesGracefully) {
   auto t2 = d->Submit(Spec("vgg16", 10));
   d->RunPassForTest();
   TaskRecord r2 = *d->Get(t2->record.id);
-  EXPECT_EQ(r2.state, TaskState::kRunning);
+  // Accepted and decided on the last good load, never failed or rejected. Since `hase` prices
+  // waiting for a GPU that frees soon (exclusive start), a heavy VGG-16 may wait queued rather
+  // than co-locate with the busy GPU 0 or the ResNet-50 on GPU 1.
+  EXPECT_TRUE(r2.state == TaskState::kRunning || r2.state == TaskState::kQueued)
+      << TaskStateName(r2.state);
   EXPECT_TRUE(d->Gpus()[0].load_used);  // 10 s old: still the last good estimate
   // Much later the readings are too old: analytic-only (background idle), still scheduling.
   clock.now = clock.now + 400;
