@@ -250,33 +250,44 @@ TEST(Daemon, RestartRecoversQueueAndRunningAssignments) {
   auto after = d->List(std::nullopt, 100);
   ASSERT_EQ(after.size(), before.size());
   int running = 0, bound = 0, queued = 0;
+  // The restarted daemon's own loop may already have run a pass (recovered queued tasks make it
+  // dirty), binding the 3 queued tasks: running and bound assignments must be kept exactly,
+  // queued ones may have been bound since.
   for (const TaskRecord& r : after) {
     const TaskRecord& b = before.at(r.id);
-    EXPECT_EQ(r.state, b.state) << r.id;
-    EXPECT_EQ(r.gpu, b.gpu) << r.id;
-    EXPECT_DOUBLE_EQ(r.started_s, b.started_s);
+    if (b.state == TaskState::kQueued) {
+      EXPECT_TRUE(r.state == TaskState::kQueued || r.state == TaskState::kBound) << r.id;
+    } else {
+      EXPECT_EQ(r.state, b.state) << r.id;
+      EXPECT_EQ(r.gpu, b.gpu) << r.id;
+      EXPECT_DOUBLE_EQ(r.started_s, b.started_s);
+    }
     running += r.state == TaskState::kRunning;
     bound += r.state == TaskState::kBound;
     queued += r.state == TaskState::kQueued;
   }
   EXPECT_EQ(running, 6);
-  EXPECT_EQ(bound, 2);
-  EXPECT_EQ(queued, 3);
+  EXPECT_EQ(bound + queued, 5);
+  EXPECT_GE(bound, 2);
   auto gpus = d->Gpus();
   EXPECT_EQ(gpus[0].running + gpus[1].running + gpus[2].running, 6);
-  EXPECT_EQ(gpus[0].queued + gpus[1].queued + gpus[2].queued, 2);
+  EXPECT_EQ(gpus[0].queued + gpus[1].queued + gpus[2].queued, bound);
   // The recovered GPU state is live: completing a running task promotes a bound one.
   int64_t first_running = -1, waiting = -1;
   for (const TaskRecord& r : after) {
     if (r.state == TaskState::kRunning && gpus[r.gpu].queued > 0) first_running = r.id;
   }
   ASSERT_GE(first_running, 0);
+  std::vector<int64_t> waiting_ids;  // bound to the same GPU, in any queue order
   for (const TaskRecord& r : after) {
-    if (r.state == TaskState::kBound && r.gpu == d->Get(first_running)->gpu && waiting < 0) waiting = r.id;
+    if (r.state == TaskState::kBound && r.gpu == d->Get(first_running)->gpu) waiting_ids.push_back(r.id);
   }
-  ASSERT_GE(waiting, 0);
+  (void)waiting;
+  ASSERT_FALSE(waiting_ids.empty());
   ASSERT_TRUE(d->Complete(first_running, 0).ok());
-  EXPECT_EQ(d->Get(waiting)->state, TaskState::kRunning);
+  int promoted = 0;
+  for (int64_t id : waiting_ids) promoted += d->Get(id)->state == TaskState::kRunning;
+  EXPECT_EQ(promoted, 1);
   d.reset();
   std::filesystem::remove_all(dir);
 }
