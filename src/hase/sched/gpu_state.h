@@ -75,6 +75,10 @@ struct GpuState {
   // True when a task needing `need_mib` MiB can start now: a free slot, enough free memory, and
   // nothing queued ahead of it. Claims (planning only) and the reservation are not looked at. Ignores the reservation (backfill.h decides about that).
   bool FitsNow(double need_mib) const;
+  // Moves the queue head to `running` (started at `now_ms`) if a slot and its memory are free;
+  // returns the started task, or nullopt when nothing could start. Tasks start in FIFO order:
+  // the simulator and the daemon call it in a loop after a task ends.
+  std::optional<QueuedTask> StartNextQueued(double now_ms);
   // True when the GPU could ever host a task needing `need_mib` (capacity only).
   bool CanEverHost(double need_mib) const { return need_mib <= memory_mib; }
   // No task running or queued.

@@ -344,22 +344,8 @@ void Daemon::RemoveFromGpuLocked(const TaskRecord& r) {
 
 void Daemon::PromoteLocked(int gpu, double now, std::vector<int64_t>& changed) {
   sched::GpuState& g = state_.gpus[gpu];
-  while (!g.queued.empty()) {
-    const sched::QueuedTask q = g.queued.front();
-    if (static_cast<int>(g.running.size()) >= g.max_tasks ||
-        g.MemoryUsedMib() + q.memory_mib > g.memory_mib + 1e-9) {
-      break;
-    }
-    g.queued.erase(g.queued.begin());
-    sched::RunningTask rt;
-    rt.task_id = q.task_id;
-    rt.memory_mib = q.memory_mib;
-    rt.demand = q.demand;
-    rt.started_ms = ToMs(now);
-    rt.remaining_ms = q.isolated_ms;
-    rt.as_of_ms = ToMs(now);
-    g.running.push_back(rt);
-    TaskRecord& r = tasks_.at(q.task_id);
+  while (const std::optional<sched::QueuedTask> q = g.StartNextQueued(ToMs(now))) {
+    TaskRecord& r = tasks_.at(q->task_id);
     r.state = TaskState::kRunning;
     r.started_s = now;
     r.pid = 0;

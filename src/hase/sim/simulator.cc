@@ -212,22 +212,8 @@ void Sim::AfterBind(int task, int gpu, double) {
 void Sim::StartQueued(int gpu) {
   GpuState& g = state_.gpus[gpu];
   bool started = false;
-  while (!g.queued.empty()) {
-    const sched::QueuedTask q = g.queued.front();
-    if (static_cast<int>(g.running.size()) >= g.max_tasks ||
-        g.MemoryUsedMib() + q.memory_mib > g.memory_mib + 1e-9) {
-      break;
-    }
-    g.queued.erase(g.queued.begin());
-    sched::RunningTask r;
-    r.task_id = q.task_id;
-    r.memory_mib = q.memory_mib;
-    r.demand = q.demand;
-    r.started_ms = state_.now_ms;
-    r.remaining_ms = q.isolated_ms;
-    r.as_of_ms = state_.now_ms;
-    g.running.push_back(r);
-    StartTruth(q.task_id, gpu);
+  while (const std::optional<sched::QueuedTask> q = g.StartNextQueued(state_.now_ms)) {
+    StartTruth(q->task_id, gpu);
     started = true;
   }
   if (started) Reprice(gpu);
