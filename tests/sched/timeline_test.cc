@@ -61,6 +61,41 @@ TEST(TimelineTest, NeverFittingTaskIsInfiniteNotAHang) {
   EXPECT_TRUE(std::isinf(tl.extra->start_ms));
 }
 
+// Regression: at a large time base (1e9 ms, ~11.6 days of daemon uptime in ms) t + dt rounds
+// to t for dt below ~1e-7 ms. The old loop subtracted work by (t + dt) − t and could spin
+// forever; every step must now retire or start a task. Terminating is the assertion (no timer:
+// a hang fails the test run), plus hand-checked ends relative to the start.
+TEST(TimelineTest, LargeTimeBaseTerminates) {
+  const ContentionModel model{1.0};
+  const double t0 = 1e9;
+  GpuState g;
+  g.memory_mib = 1000;
+  g.max_tasks = 4;
+  // Remaining works that differ by far less than ulp(1e9) ≈ 1.2e-7 ms, plus a normal one.
+  g.running.push_back({1, 100, 1.0, t0, 10.0, t0, 0});
+  g.running.push_back({2, 100, 1.0, t0, 10.0 + 1e-9, t0, 0});
+  g.running.push_back({3, 100, 1.0, t0, 10.0 + 3e-9, t0, 0});
+  g.running.push_back({4, 100, 1.0, t0, 20.0, t0, 0});
+  g.queued.push_back({5, 100, 1.0, 1e-8});  // a tiny queued task behind them
+  const Timeline tl = PredictTimeline(g, model, t0);
+  ASSERT_EQ(tl.entries.size(), 5u);
+  // Four saturating tasks (kappa 1) each run at 1/4 speed: the three ~10 ms tasks end at
+  // t0 + 40; task 4 then has 10 ms left, the tiny task joins it (1/2 speed each), and task 4
+  // ends alone at t0 + 40 + 10 (+ the tiny task's negligible work).
+  for (int i = 0; i < 3; ++i) EXPECT_NEAR(tl.entries[i].end_ms - t0, 40.0, 1e-6);
+  EXPECT_NEAR(tl.entries[3].end_ms - t0, 50.0, 1e-6);
+  EXPECT_NEAR(tl.entries[4].end_ms - t0, 40.0, 1e-6);
+  // The same at 1e12 ms, where ulp is ~1e-4 ms, with an extra task and a not-before.
+  const double t1 = 1e12;
+  for (RunningTask& r : g.running) r.started_ms = r.as_of_ms = t1;
+  ExtraTask x{6, 100, 0.5, 1e-6, t1 + 1e-5};
+  const Timeline tl2 = PredictTimeline(g, model, t1, x);
+  ASSERT_TRUE(tl2.extra);
+  EXPECT_TRUE(std::isfinite(tl2.extra->end_ms));
+  EXPECT_TRUE(std::isfinite(tl2.finish_ms));
+  EXPECT_GE(EarliestFitMs(g, model, t1, 900), t1);
+}
+
 // Reservation at t = 20 for a 950 MiB task: a 10 ms task may backfill only if the reserved
 // task can still start at 20.
 TEST(BackfillTest, AllowedOnlyWhenReservationKeeps) {

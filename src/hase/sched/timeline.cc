@@ -75,22 +75,36 @@ Timeline PredictTimeline(const GpuState& gpu, const ContentionModel& model, doub
     }
     double total = background;
     for (const Item& r : run) total += r.demand;
+    // dt: isolated-work time to the next completion. The task(s) attaining it are retired by
+    // index below, not by comparing their float remainder with kDoneMs: at a large time base
+    // (t ~ 1e9 ms) t + dt can round to t, and a step that only subtracted (t + dt) − t would
+    // make no progress and loop forever. Each iteration therefore retires at least one task or
+    // starts one (a not_before step moves t to a strictly larger not_before).
     double dt = kInf;
     for (const Item& r : run) {
       const double rate = 1.0 / model.Slowdown(total - r.demand);
       dt = std::min(dt, r.remaining / rate);
     }
     double next = t + dt;
+    bool by_not_before = false;
     if (head < wait.size() && wait[head].not_before > t && wait[head].not_before < next) {
       const Item& w = wait[head];
       const bool fits_by_resources = static_cast<int>(run.size()) < gpu.max_tasks &&
                                      mem_used + w.memory_mib <= gpu.memory_mib + 1e-9;
-      if (fits_by_resources) next = w.not_before;
+      if (fits_by_resources) {
+        next = w.not_before;
+        by_not_before = true;
+      }
     }
-    const double step = next - t;
+    const double step = by_not_before ? next - t : dt;
     for (Item& r : run) {
       const double rate = 1.0 / model.Slowdown(total - r.demand);
-      r.remaining -= rate * step;
+      const double own_dt = r.remaining / rate;
+      if (!by_not_before && own_dt <= dt) {
+        r.remaining = 0;  // this task ends now (exactly, whatever the rounding of t + dt)
+      } else {
+        r.remaining -= rate * step;
+      }
     }
     t = next;
     // Retire finished tasks (stable order).
@@ -104,6 +118,7 @@ Timeline PredictTimeline(const GpuState& gpu, const ContentionModel& model, doub
       }
     }
     run.resize(keep);
+    if (run.empty()) mem_used = 0;  // no float drift left behind when the GPU empties
   }
   tl.finish_ms = now_ms;
   for (const Timeline::Entry& e : tl.entries) {
