@@ -42,7 +42,48 @@ class ClusterState {
   // Removes every claim; returns the GPUs that had one.
   std::vector<int> ClearClaims();
 
+  // --- Candidate index (lets hase rank a task's GPUs without visiting all of them) ---
+  // GPUs are grouped in classes of equal (type, memory_mib, max_tasks) from the Cluster. A
+  // GPU is "regular" while its GpuState keeps the class memory and has no background load;
+  // regular GPUs are interchangeable except for what runs on them, which the sets below order.
+  // Irregular GPUs (background load, memory changed by the daemon) are listed apart and
+  // visited one by one. Reservations are not indexed (a ranker checks them per GPU). Kept by
+  // Reindex(), which Policy::OnGpuChanged calls after every change the driver reports: a
+  // driver that edits `gpus` must call OnGpuChanged for that GPU before the next decision
+  // (the same contract as projected finishes).
+  struct GpuClass {
+    int type = 0;
+    double memory_mib = 0;
+    int max_tasks = 1;
+    std::vector<int> gpus;                        // every member, by id
+    std::set<int> idle;                           // regular and Idle()
+    std::set<std::pair<double, int>> by_finish;   // regular, not idle: (projected finish, id)
+    // Regular, not idle, a free slot, empty local queue, no claims (can share now, memory
+    // permitting): (TotalDemand(), id).
+    std::set<std::pair<double, int>> shareable;
+    std::set<int> open;                           // regular, free slot and empty local queue
+  };
+  const std::vector<GpuClass>& classes() const { return classes_; }
+  int ClassOf(int gpu) const { return class_of_[gpu]; }
+  const std::set<int>& irregular() const { return irregular_; }
+  // GPUs (regular or not) with a free slot, an empty local queue and memory > 0: when 0, no
+  // task can start anywhere now.
+  int open_gpus() const { return open_count_; }
+  // Re-files GPU `gpu` in the index from its GpuState and finish_ms[gpu].
+  void Reindex(int gpu);
+
  private:
+  struct Filed {  // where Reindex last filed a GPU (to remove it again)
+    bool irregular = false, idle = false, finish = false, share = false, open = false,
+         counted_open = false;
+    double finish_key = 0, share_key = 0;
+  };
+  std::vector<GpuClass> classes_;
+  std::vector<int> class_of_;
+  std::vector<Filed> filed_;
+  std::set<int> irregular_;
+  int open_count_ = 0;
+
   std::set<std::pair<double, int>> finish_index_;  // (finish_ms, gpu)
   std::vector<int> claimed_gpus_;                  // GPUs with claims, for ClearClaims
 };

@@ -37,6 +37,10 @@ struct CycleState {
   std::vector<Result<TaskProfile>> profile;
   // The fastest isolated runtime over all types with a profile, ms (+inf if none).
   double best_isolated_ms = 0;
+  // False when a RankPlugin produced the candidates: they are the best-ranked GPUs only
+  // (every GPU that could be among the Select plugin's top ones), not every GPU that passes
+  // Filter; Select must not treat them as exhaustive.
+  bool candidates_complete = true;
 };
 
 // Filter's answer for one GPU. `reason` is a static string (no allocation per GPU).
@@ -105,10 +109,27 @@ class ScorePlugin : public virtual Plugin {
 
 class SelectPlugin : public virtual Plugin {
  public:
-  // `candidates` are sorted by score descending, then GPU id ascending; never empty. May
-  // update the plugin's own state (a random policy's RNG).
+  // `candidates` are sorted by score descending, then GPU id ascending (the first
+  // SortedCandidatesNeeded() of them; the rest in any order); never empty. Every GPU that
+  // passes Filter unless cycle.candidates_complete is false (a RankPlugin ran). May update
+  // the plugin's own state (a random policy's RNG).
   virtual Decision Select(const Task& task, const ClusterState& state, const CycleState& cycle,
                           const std::vector<Candidate>& candidates) = 0;
+  // How many of the best candidates Select reads in score order (the rest it may read in any
+  // order): Policy::Schedule sorts only that prefix. Default: all.
+  virtual size_t SortedCandidatesNeeded() const { return static_cast<size_t>(-1); }
+};
+
+// Rank (optional): replaces the Filter + Score sweep over every GPU by an indexed search
+// (ClusterState's candidate index). Fills `out` with a superset of the GPUs the sweep would
+// rank in the Select plugin's sorted prefix, each scored exactly as the sweep scores it,
+// sorted like the sweep (score descending, GPU id ascending), and sets
+// cycle.candidates_complete = false. Returns false (and the policy sweeps every GPU) when it
+// cannot, e.g. no candidate at all, so the sweep finds the reject / wait reason.
+class RankPlugin : public virtual Plugin {
+ public:
+  virtual bool Rank(const Task& task, const ClusterState& state, CycleState& cycle,
+                    std::vector<Candidate>& out) = 0;
 };
 
 class ReservePlugin : public virtual Plugin {

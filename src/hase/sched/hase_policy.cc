@@ -116,12 +116,158 @@ FilterVerdict HasePlugin::Filter(const Task& task, const GpuState& gpu,
   return FilterVerdict::Fits();
 }
 
-double HasePlugin::Score(const Task& task, const GpuState& gpu, const CycleState& cycle) const {
-  const Placement pl = Estimate(task, gpu, cycle);
-  const double cost = pl.end_ms + options_.inflicted_weight * pl.inflicted_ms;
+double HasePlugin::ScoreOfCost(double cost, const CycleState& cycle) const {
   const double lb = cycle.now_ms + cycle.best_isolated_ms;
   if (!std::isfinite(cost) || cost <= 0) return 0;
   return std::clamp(100.0 * lb / cost, 0.0, 100.0);
+}
+
+double HasePlugin::Score(const Task& task, const GpuState& gpu, const CycleState& cycle) const {
+  const Placement pl = Estimate(task, gpu, cycle);
+  return ScoreOfCost(pl.end_ms + options_.inflicted_weight * pl.inflicted_ms, cycle);
+}
+
+size_t HasePlugin::SortedCandidatesNeeded() const {
+  return static_cast<size_t>(std::max(1, options_.top_k));
+}
+
+bool HasePlugin::Rank(const Task& task, const ClusterState& state, CycleState& cycle,
+                      std::vector<Candidate>& out) {
+  if (!options_.indexed || !options_.allow_wait) return false;
+  const size_t k = SortedCandidatesNeeded();
+  const ContentionModel& model = oracle_.contention();
+  const double w = options_.inflicted_weight;
+  out.clear();
+  heap_.clear();
+  if (seen_.size() != state.gpus.size()) seen_.assign(state.gpus.size(), 0);
+  ++epoch_;
+  auto theta = [&] { return heap_.size() < k ? kInf : heap_.front(); };
+  auto consider = [&](int g) {
+    if (seen_[g] == epoch_) return;
+    seen_[g] = epoch_;
+    const GpuState& gpu = state.gpus[g];
+    if (!Filter(task, gpu, cycle).fits()) return;
+    const Placement pl = Estimate(task, gpu, cycle);
+    const double cost = pl.end_ms + w * pl.inflicted_ms;
+    out.push_back({g, ScoreOfCost(cost, cycle)});
+    heap_.push_back(cost);
+    std::push_heap(heap_.begin(), heap_.end());
+    if (heap_.size() > k) {
+      std::pop_heap(heap_.begin(), heap_.end());
+      heap_.pop_back();
+    }
+  };
+  for (int g : state.irregular()) consider(g);
+  for (const auto& [task_id, g] : state.reservation_of_task) consider(g);
+  const auto& classes = state.classes();
+  auto hostable = [&](const ClusterState::GpuClass& c) {
+    const Result<TaskProfile>& p = cycle.profile[c.type];
+    return p.ok() && MemoryNeedMib(task, *p) <= c.memory_mib;
+  };
+  for (const ClusterState::GpuClass& c : classes) {
+    if (!hostable(c)) continue;
+    for (int g : c.idle) {  // idle GPUs of a class are interchangeable: the lowest id
+      if (state.gpus[g].reservation) continue;
+      consider(g);
+      break;
+    }
+    size_t n = 0;
+    for (const auto& [finish, g] : c.by_finish) {
+      if (n >= k) break;
+      if (state.gpus[g].reservation) continue;
+      consider(g);
+      ++n;
+    }
+  }
+  for (const ClusterState::GpuClass& c : classes) {
+    if (!hostable(c)) continue;
+    const double iso = cycle.profile[c.type]->isolated_ms;
+    for (const auto& [demand, g] : c.shareable) {
+      const double bound = cycle.now_ms + iso * model.Slowdown(demand);
+      const double th = theta();
+      if (bound > th + 1e-9 * std::abs(th) + 1e-9) break;  // th = inf never stops
+      if (state.gpus[g].reservation) continue;
+      consider(g);
+    }
+  }
+  if (out.empty()) return false;
+  std::sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) {
+    return a.score != b.score ? a.score > b.score : a.gpu < b.gpu;
+  });
+  cycle.candidates_complete = false;
+  return true;
+}
+
+void HasePlugin::FitsNowSearch(const Task& task, const ClusterState& state,
+                               const CycleState& cycle, const std::vector<Candidate>& candidates,
+                               bool* any, int* lowest) const {
+  *any = false;
+  *lowest = -1;
+  auto fits = [&](const GpuState& g) {
+    return g.FitsNow(MemoryNeedMib(task, *cycle.profile[g.type]));
+  };
+  auto take = [&](int id) {  // `id` passed Filter and fits now
+    *any = true;
+    if (!state.gpus[id].reservation && (*lowest < 0 || id < *lowest)) *lowest = id;
+  };
+  if (cycle.candidates_complete) {
+    for (const Candidate& c : candidates) {
+      if (fits(state.gpus[c.gpu])) take(c.gpu);
+    }
+    return;
+  }
+  auto passes = [&](int id) { return Filter(task, state.gpus[id], cycle).fits(); };
+  for (int g : state.irregular()) {
+    if (passes(g) && fits(state.gpus[g])) take(g);
+  }
+  for (const auto& [task_id, g] : state.reservation_of_task) {
+    if (passes(g) && fits(state.gpus[g])) take(g);
+  }
+  for (const ClusterState::GpuClass& c : state.classes()) {
+    const Result<TaskProfile>& p = cycle.profile[c.type];
+    if (!p.ok() || MemoryNeedMib(task, *p) > c.memory_mib) continue;
+    for (int g : c.open) {  // by id: the first unreserved one that fits is the class's lowest
+      if (*lowest >= 0 && g > *lowest) break;
+      if (state.gpus[g].reservation) continue;  // counted above
+      if (fits(state.gpus[g])) {
+        take(g);
+        break;
+      }
+    }
+  }
+}
+
+int HasePlugin::EarliestStart(const Task& task, const ClusterState& state,
+                              const CycleState& cycle, const std::vector<Candidate>& candidates,
+                              double* start) const {
+  int earliest = -1;
+  double earliest_start = kInf;
+  auto visit = [&](int id) {
+    const GpuState& g = state.gpus[id];
+    if (g.reservation) return;  // one reservation per GPU
+    const double s = EarliestFitMs(g, oracle_.contention(), cycle.now_ms,
+                                   MemoryNeedMib(task, *cycle.profile[g.type]));
+    if (s < earliest_start || (s == earliest_start && id < earliest)) {
+      earliest_start = s;
+      earliest = id;
+    }
+  };
+  if (cycle.candidates_complete) {
+    for (const Candidate& c : candidates) visit(c.gpu);
+  } else {
+    for (int g : state.irregular()) {
+      if (Filter(task, state.gpus[g], cycle).fits()) visit(g);
+    }
+    for (const ClusterState::GpuClass& c : state.classes()) {
+      const Result<TaskProfile>& p = cycle.profile[c.type];
+      if (!p.ok() || MemoryNeedMib(task, *p) > c.memory_mib) continue;
+      for (int g : c.gpus) {
+        if (!state.irregular().count(g)) visit(g);  // unreserved regular GPUs pass Filter
+      }
+    }
+  }
+  *start = earliest_start;
+  return earliest;
 }
 
 Decision HasePlugin::Select(const Task& task, const ClusterState& state, const CycleState& cycle,
@@ -157,7 +303,6 @@ Decision HasePlugin::Select(const Task& task, const ClusterState& state, const C
     }
   }
   Decision d;
-  const TaskProfile& bp = *cycle.profile[state.gpus[best].type];
   if (best_pl.start_ms <= now + kTimeEpsMs) {
     d.kind = Decision::Kind::kBind;
     d.gpu = best;
@@ -165,7 +310,6 @@ Decision HasePlugin::Select(const Task& task, const ClusterState& state, const C
     d.end_ms = best_pl.end_ms;
     return d;
   }
-  (void)bp;
   // The task's own reservation has come due: take it.
   const int held = state.ReservedGpuOf(task.id);
   if (held >= 0) {
@@ -187,31 +331,29 @@ Decision HasePlugin::Select(const Task& task, const ClusterState& state, const C
   d.end_ms = best_pl.end_ms;
   d.reason = "waiting for a faster GPU to free";
   if (held >= 0) return d;  // keeps its reservation
-  // Blocked (nothing can start it now) or waited too long: reserve the earliest-start GPU.
-  bool blocked = true;
-  for (const Candidate& c : candidates) {
-    const GpuState& g = state.gpus[c.gpu];
-    if (g.FitsNow(MemoryNeedMib(task, *cycle.profile[g.type]))) {
-      blocked = false;
-      break;
-    }
-  }
+  // Blocked (nothing can start it now) or waited too long: start it now on the lowest-id GPU
+  // that can, else reserve the GPU that can start it earliest.
+  bool any_fits = false;
+  int fits_gpu = -1;
+  FitsNowSearch(task, state, cycle, candidates, &any_fits, &fits_gpu);
+  const bool blocked = !any_fits;
   const double bound =
       std::max(options_.wait_bound_factor * cycle.best_isolated_ms, options_.wait_bound_min_ms);
   const bool waited_too_long = now - task.arrival_ms >= bound;
   if (!blocked && !waited_too_long) return d;
-  int earliest = -1;
-  double earliest_start = kInf;
-  for (const Candidate& c : candidates) {
-    const GpuState& g = state.gpus[c.gpu];
-    if (g.reservation) continue;  // one reservation per GPU
-    const double s = EarliestFitMs(g, oracle_.contention(), now,
-                                   MemoryNeedMib(task, *cycle.profile[g.type]));
-    if (s < earliest_start || (s == earliest_start && c.gpu < earliest)) {
-      earliest_start = s;
-      earliest = c.gpu;
-    }
+  if (fits_gpu >= 0) {  // it can start now: stop waiting, start it
+    d.kind = Decision::Kind::kBind;
+    d.gpu = fits_gpu;
+    d.claim_gpu = -1;
+    d.start_ms = now;
+    d.end_ms = Predict(task, state.gpus[fits_gpu], cycle).end_ms;
+    d.reason.clear();
+    return d;
   }
+  // A reservation only if one can be held (Policy::Commit's rule): the search is O(GPUs).
+  if (static_cast<int>(state.reservation_of_task.size()) >= max_reservations_) return d;
+  double earliest_start = kInf;
+  const int earliest = EarliestStart(task, state, cycle, candidates, &earliest_start);
   if (earliest < 0 || !std::isfinite(earliest_start)) return d;
   if (earliest_start <= now + kTimeEpsMs) {  // it can start now: stop waiting, start it
     d.kind = Decision::Kind::kBind;
@@ -238,11 +380,12 @@ std::unique_ptr<Policy> MakeHasePolicy(std::shared_ptr<const LatencyOracle> orac
   po.claim_on_wait = true;
   const LatencyOracle& o = *oracle;
   auto policy = std::make_unique<Policy>("hase", po, std::move(oracle));
-  auto plugin = std::make_shared<HasePlugin>(o, options);
+  auto plugin = std::make_shared<HasePlugin>(o, options, max_reservations);
   policy->AddPreFilter(std::make_shared<ProfilePreFilter>(o));
   policy->AddFilter(plugin);
   policy->AddScore(plugin);
   policy->SetSelect(plugin);
+  policy->SetRank(plugin);
   policy->SetReserve(std::make_shared<DefaultReserve>());
   return policy;
 }

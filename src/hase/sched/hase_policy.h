@@ -18,6 +18,7 @@
 //   Other tasks use a reserved GPU only through BackfillAllowed (backfill.h).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -35,6 +36,10 @@ struct HaseOptions {
   double wait_bound_factor = 2.0;   // reservation after waiting this × fastest isolated time
   double wait_bound_min_ms = 1000;  // … but never before this much waiting, ms
   double makespan_tolerance = 1e-9; // relative: makespans this close count as a tie
+  // Stage 1 through ClusterState's candidate index (RankPlugin) instead of scoring every GPU.
+  // Same top_k as the sweep (tests/sched/hase_index_test.cc compares both on random states);
+  // false: the sweep (kept as the reference).
+  bool indexed = true;
 };
 
 class Policy;
@@ -44,10 +49,15 @@ std::unique_ptr<Policy> MakeHasePolicy(std::shared_ptr<const LatencyOracle> orac
                                        const HaseOptions& options, int max_reservations);
 
 // The plugin behind it, exposed for tests and the daemon (Filter/Score on live snapshots).
-class HasePlugin final : public FilterPlugin, public ScorePlugin, public SelectPlugin {
+class HasePlugin final : public FilterPlugin,
+                         public ScorePlugin,
+                         public SelectPlugin,
+                         public RankPlugin {
  public:
-  HasePlugin(const LatencyOracle& oracle, const HaseOptions& options)
-      : oracle_(oracle), options_(options) {}
+  // `max_reservations`: Policy::Options::max_reservations (Select skips the search for a GPU
+  // to reserve when that many are held).
+  HasePlugin(const LatencyOracle& oracle, const HaseOptions& options, int max_reservations = 1)
+      : oracle_(oracle), options_(options), max_reservations_(max_reservations) {}
   std::string_view Name() const override { return "Hase"; }
 
   // UnfitAnywhere: no profile / too little memory. Unfit: reserved for another task and
@@ -59,6 +69,18 @@ class HasePlugin final : public FilterPlugin, public ScorePlugin, public SelectP
   // Stage 2, plus the wait / reservation decision.
   Decision Select(const Task& task, const ClusterState& state, const CycleState& cycle,
                   const std::vector<Candidate>& candidates) override;
+  size_t SortedCandidatesNeeded() const override;
+  // Stage 1 through the index (HaseOptions::indexed). Per class of interchangeable GPUs
+  // (ClusterState::GpuClass) the cost C_g + w·I_g of a GPU is min(alone, sharing): alone is
+  // max(now, projected finish) + isolated time, monotone in the projected finish, and sharing
+  // costs at least now + isolated × Slowdown(GPU's total demand). So it evaluates exactly:
+  // irregular and reserved GPUs, one idle GPU per class, the top_k earliest-finishing busy
+  // GPUs per class, and shareable GPUs in increasing demand while that lower bound does not
+  // exceed the top_k-th best cost found (threshold algorithm). Every GPU left out costs more
+  // than top_k evaluated ones, so the sorted prefix equals the sweep's. O(classes × top_k ×
+  // log n) plus the shareable GPUs under the threshold, instead of O(GPUs).
+  bool Rank(const Task& task, const ClusterState& state, CycleState& cycle,
+            std::vector<Candidate>& out) override;
 
   // Stage-1 prediction on one GPU.
   struct Placement {
@@ -77,8 +99,24 @@ class HasePlugin final : public FilterPlugin, public ScorePlugin, public SelectP
   Placement Estimate(const Task& task, const GpuState& gpu, const CycleState& cycle) const;
 
  private:
+  // Score of a stage-1 cost (what Score returns for it).
+  double ScoreOfCost(double cost, const CycleState& cycle) const;
+  // Over the GPUs that pass Filter: whether any can start `task` now (*any), and the
+  // lowest-id unreserved one that can (-1 if none). Uses `candidates` when they are complete,
+  // else the index.
+  void FitsNowSearch(const Task& task, const ClusterState& state, const CycleState& cycle,
+                     const std::vector<Candidate>& candidates, bool* any, int* lowest) const;
+  // The unreserved GPU passing Filter where `task` could start earliest (EarliestFitMs), ties
+  // to the lower id; -1 if none. O(GPUs) timelines: only called when a reservation can be made.
+  int EarliestStart(const Task& task, const ClusterState& state, const CycleState& cycle,
+                    const std::vector<Candidate>& candidates, double* start) const;
+
   const LatencyOracle& oracle_;
   const HaseOptions options_;
+  const int max_reservations_;
+  std::vector<uint64_t> seen_;  // Rank: epoch stamp per GPU (no allocation per call)
+  uint64_t epoch_ = 0;
+  std::vector<double> heap_;    // Rank: the top_k smallest costs so far (max-heap)
 };
 
 }  // namespace hase::sched

@@ -14,6 +14,11 @@ Result<Decision> Policy::Schedule(const Task& task, const ClusterState& state, C
   for (const auto& p : pre_filters_) {
     HASE_RETURN_IF_ERROR(p->PreFilter(task, state, cycle));
   }
+  cycle.candidates_complete = true;
+  if (rank_ && select_ && rank_->Rank(task, state, cycle, candidates_) && !candidates_.empty()) {
+    return select_->Select(task, state, cycle, candidates_);
+  }
+  cycle.candidates_complete = true;
   candidates_.clear();
   std::vector<char> seen_idle(state.cluster.types.size(), 0);
   std::vector<const char*> never_reasons;  // distinct UnfitAnywhere reasons
@@ -70,13 +75,23 @@ Result<Decision> Policy::Schedule(const Task& task, const ClusterState& state, C
     }
     return d;
   }
-  std::sort(candidates_.begin(), candidates_.end(), [](const Candidate& a, const Candidate& b) {
+  const auto better = [](const Candidate& a, const Candidate& b) {
     return a.score != b.score ? a.score > b.score : a.gpu < b.gpu;
-  });
-  if (select_) return select_->Select(task, state, cycle, candidates_);
+  };
+  if (select_) {
+    const size_t k = std::min(candidates_.size(), select_->SortedCandidatesNeeded());
+    if (k >= candidates_.size()) {
+      std::sort(candidates_.begin(), candidates_.end(), better);
+    } else {
+      std::partial_sort(candidates_.begin(), candidates_.begin() + static_cast<long>(k),
+                        candidates_.end(), better);
+    }
+    return select_->Select(task, state, cycle, candidates_);
+  }
+  // Only the best is used: one linear pass instead of a sort.
   Decision d;
   d.kind = Decision::Kind::kBind;
-  d.gpu = candidates_.front().gpu;
+  d.gpu = std::min_element(candidates_.begin(), candidates_.end(), better)->gpu;
   d.start_ms = state.now_ms;
   return d;
 }
@@ -125,6 +140,12 @@ void Policy::BeginPass(ClusterState& state) const {
   for (int g : state.ClearClaims()) OnGpuChanged(state, g);
 }
 
+bool Policy::PassSettled(const ClusterState& state) const {
+  if (state.open_gpus() > 0) return false;
+  return !reserve_ ||
+         static_cast<int>(state.reservation_of_task.size()) >= options_.max_reservations;
+}
+
 void Policy::Forget(const Task& task, ClusterState& state) {
   if (reserve_) {
     reserve_->Unreserve(task, state);
@@ -139,6 +160,7 @@ void Policy::OnGpuChanged(ClusterState& state, int gpu) const {
                                  : PredictTimeline(g, oracle_->contention(), state.now_ms).finish_ms;
   state.SetProjectedFinish(gpu, finish);
   state.gpus[gpu].projected_finish_ms = finish;
+  state.Reindex(gpu);
 }
 
 }  // namespace hase::sched

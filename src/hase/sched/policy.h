@@ -54,6 +54,7 @@ class Policy {
   void SetSelect(std::shared_ptr<SelectPlugin> p) { select_ = std::move(p); }
   void SetReserve(std::shared_ptr<ReservePlugin> p) { reserve_ = std::move(p); }
   void SetBind(std::shared_ptr<BindPlugin> p) { bind_ = std::move(p); }
+  void SetRank(std::shared_ptr<RankPlugin> p) { rank_ = std::move(p); }
 
   // One cycle for `task` at state.now_ms. No side effects on `state`. Returns kReject with a
   // reason naming each distinct UnfitAnywhere cause when no GPU could ever host the task;
@@ -69,6 +70,13 @@ class Policy {
   // Starts a scheduling pass at state.now_ms: clears the previous pass's claims. The driver
   // calls it before offering the central queue.
   void BeginPass(ClusterState& state) const;
+
+  // True when the rest of the current pass can only decide kWait without side effects that
+  // matter: no GPU has a free slot (ClusterState::open_gpus() == 0, so nothing can start) and
+  // no further reservation can be made (no Reserve plugin, or max_reservations held). Claims
+  // made by such waits only steer later waits of the same pass. The simulator stops the pass
+  // then (exact: no decision changes).
+  bool PassSettled(const ClusterState& state) const;
 
   // Releases whatever reservation `task` holds (it started, finished or was cancelled).
   // Idempotent.
@@ -89,6 +97,7 @@ class Policy {
   std::shared_ptr<SelectPlugin> select_;    // null: highest score
   std::shared_ptr<ReservePlugin> reserve_;  // null: reservations not used
   std::shared_ptr<BindPlugin> bind_;        // null: default_bind_
+  std::shared_ptr<RankPlugin> rank_;        // null: Filter + Score sweep over every GPU
   DefaultBind default_bind_;
   std::vector<Candidate> candidates_;       // reused between cycles (no allocation per call)
 };

@@ -274,6 +274,9 @@ Status Sim::Pass() {
   int scanned = 0;
   for (auto it = queue_.begin(); it != queue_.end() && scanned < policy_.options().max_queue_scan;
        ++scanned) {
+    // Nothing can start anywhere and no reservation can be made: every remaining decision of
+    // this pass would be a wait that changes nothing (Policy::PassSettled).
+    if (policy_.PassSettled(state_)) break;
     const int task = *it;
     const Task& t = tasks_[task];
     CycleState cycle;
@@ -349,16 +352,21 @@ Result<SimResult> Sim::Go() {
     }
     const double t = events_.top().time_ms;
     state_.now_ms = std::max(state_.now_ms, t);
+    bool happened = false;  // false: only stale completion events (superseded by a Reprice)
     while (!events_.empty() && events_.top().time_ms <= t + kSameInstantMs) {
       const Event e = events_.top();
       events_.pop();
       if (e.kind == Event::kArrival) {
         HASE_RETURN_IF_ERROR(Arrive(e.task));
+        happened = true;
       } else if (runs_[e.task].version == e.version && result_.tasks[e.task].end_ms < 0) {
         Complete(e.task);
+        happened = true;
       }
     }
-    if (!queue_.empty()) HASE_RETURN_IF_ERROR(Pass());
+    // An instant where nothing happened changes no GPU and adds no task: no pass (most
+    // completion events go stale, as every start or end on a GPU re-prices its tasks).
+    if (happened && !queue_.empty()) HASE_RETURN_IF_ERROR(Pass());
   }
   for (size_t g = 0; g < cluster_.gpus.size(); ++g) {
     if (busy_since_[g] >= 0) result_.gpu_busy_ms[g] += state_.now_ms - busy_since_[g];
