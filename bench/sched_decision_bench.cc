@@ -4,8 +4,10 @@
 //
 //   build/bench/sched_decision_bench
 //
-// Reports the mean per decision (Google Benchmark's time) and p99_us / max_us counters over
-// every timed decision.
+// Reports the mean per decision (Google Benchmark's time) and p50_us / p99_us / max_us
+// counters over every timed decision (steady_clock around each Policy::Schedule call).
+// BM_HaseDecision uses the indexed stage 1 (the default); BM_HaseDecisionSweep the reference
+// sweep over every GPU (HaseOptions::indexed = false), for comparison.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -25,7 +27,7 @@ struct Fixture {
   std::vector<Task> tasks;
 };
 
-Fixture Make(int gpus) {
+Fixture Make(int gpus, bool indexed) {
   Fixture f;
   f.cluster.name = "bench";
   f.cluster.types = {{"A100-SXM4-40GB", 40960, 19.5, 1555},
@@ -49,6 +51,7 @@ Fixture Make(int gpus) {
   PolicyConfig pc;
   pc.oracle = f.oracle;
   pc.cluster = &f.cluster;
+  pc.hase.indexed = indexed;
   f.policy = std::move(MakePolicy("hase", pc)).value();
   std::mt19937_64 rng(42);
   f.state->now_ms = 1000;
@@ -60,7 +63,10 @@ Fixture Make(int gpus) {
       g.running.push_back({id++, 1500, 0.3 + 0.1 * static_cast<double>(rng() % 7), 0,
                            1000.0 + static_cast<double>(rng() % 100000), 1000, 0.9});
     }
-    if (rng() % 50 == 0) g.reservation = Reservation{id++, 5000, 2000, 0.8, 20000, 900};
+    if (rng() % 50 == 0) {
+      g.reservation = Reservation{id, 5000, 2000, 0.8, 20000, 900};
+      f.state->reservation_of_task[id++] = g.id;
+    }
   }
   for (int i = 0; i < gpus; ++i) f.policy->OnGpuChanged(*f.state, i);
   for (int i = 0; i < 64; ++i) {
@@ -75,9 +81,10 @@ Fixture Make(int gpus) {
   return f;
 }
 
-void BM_HaseDecision(benchmark::State& state) {
-  Fixture f = Make(static_cast<int>(state.range(0)));
+void Run(benchmark::State& state, bool indexed) {
+  Fixture f = Make(static_cast<int>(state.range(0)), indexed);
   std::vector<double> us;
+  us.reserve(1 << 20);
   size_t i = 0;
   for (auto _ : state) {
     CycleState cycle;
@@ -88,10 +95,16 @@ void BM_HaseDecision(benchmark::State& state) {
     us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
   }
   std::sort(us.begin(), us.end());
-  state.counters["p99_us"] = us[static_cast<size_t>(0.99 * (us.size() - 1))];
+  auto pct = [&](double q) { return us[static_cast<size_t>(q * static_cast<double>(us.size() - 1))]; };
+  state.counters["p50_us"] = pct(0.50);
+  state.counters["p99_us"] = pct(0.99);
   state.counters["max_us"] = us.back();
 }
+
+void BM_HaseDecision(benchmark::State& state) { Run(state, true); }
+void BM_HaseDecisionSweep(benchmark::State& state) { Run(state, false); }
 BENCHMARK(BM_HaseDecision)->Arg(100)->Arg(1000)->Arg(10000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_HaseDecisionSweep)->Arg(100)->Arg(1000)->Arg(10000)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace hase::sched

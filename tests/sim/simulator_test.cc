@@ -75,6 +75,25 @@ TEST(SimulatorTest, HandSolvableThreeTasksOptimalSix) {
   EXPECT_NEAR(lb->value_ms(), 6.0, 1e-9);
 }
 
+// The LP's graceful fallback (too many groups): the aggregate bound. Same 3 tasks: 9 ms of
+// fast-work (the cheapest type for each) over 2 GPUs of capacity 1 → 4.5 (weaker than 6).
+TEST(SimulatorTest, LowerBoundDegradesToAggregateWhenLpTooLarge) {
+  const Cluster c = TwoTypes(1, 1, 1);
+  auto o = std::make_shared<TableOracle>(ContentionModel{1.0});
+  o->Set("m", "fast", 1.0, 1.0, 100);
+  o->Set("m", "slow", 2.0, 1.0, 100);
+  const std::vector<Task> tasks = {T(0, "m", 3), T(1, "m", 3), T(2, "m", 3)};
+  const AnalyticTruth truth = Perfect(o);
+  auto lp = MakespanLowerBound(c, tasks, {100, 100, 100}, truth);
+  auto agg = MakespanLowerBound(c, tasks, {100, 100, 100}, truth, /*max_lp_groups=*/0);
+  ASSERT_TRUE(lp.ok() && agg.ok());
+  EXPECT_TRUE(lp->lp_solved);
+  EXPECT_FALSE(agg->lp_solved);
+  EXPECT_EQ(agg->lp_groups, 1);
+  EXPECT_NEAR(agg->lp_ms, 4.5, 1e-9);
+  EXPECT_LE(agg->value_ms(), lp->value_ms());
+}
+
 // 1 fast + 2 slow; tasks A (4/12), B (4/12), C (2/4), D (2/4). Optimal 8: A, B on fast
 // (0–8), C and D on the slow GPUs (0–4). rr: A→fast, B→slow (12) → 12. hase: 8.
 TEST(SimulatorTest, HandSolvableHaseBeatsRoundRobin) {

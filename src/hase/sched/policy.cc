@@ -20,14 +20,20 @@ Result<Decision> Policy::Schedule(const Task& task, const ClusterState& state, C
   }
   cycle.candidates_complete = true;
   candidates_.clear();
-  std::vector<char> seen_idle(state.cluster.types.size(), 0);
+  std::vector<char> seen_idle(state.classes().size(), 0);
   std::vector<const char*> never_reasons;  // distinct UnfitAnywhere reasons
   bool unfit_now = false;
   for (const GpuState& gpu : state.gpus) {
     if (options_.one_idle_gpu_per_type && gpu.Idle() && !gpu.reservation &&
         gpu.background.EffectiveSmActive() == 0) {
-      if (seen_idle[gpu.type]) continue;
-      seen_idle[gpu.type] = 1;
+      // Interchangeable: same class (type, memory, slots) as filed in the Cluster, and the
+      // GpuState still has that memory (the daemon zeroes a failed GPU's).
+      const int k = state.ClassOf(gpu.id);
+      const ClusterState::GpuClass& c = state.classes()[k];
+      if (gpu.memory_mib == c.memory_mib && gpu.max_tasks == c.max_tasks) {
+        if (seen_idle[k]) continue;
+        seen_idle[k] = 1;
+      }
     }
     FilterVerdict v;
     for (const auto& f : filters_) {

@@ -24,8 +24,9 @@ class Policy {
     // false: tasks wait in the central queue and are offered to the policy on every event
     // until it binds them (hase, fastest-gpu, gavel-like).
     bool dispatch_on_arrival = false;
-    // Performance: evaluate only the lowest-id idle, unreserved GPU of each type (they are
-    // interchangeable for every policy that does not cycle through GPUs).
+    // Performance: evaluate only the lowest-id idle, unreserved GPU of each class of equal
+    // (type, memory, max_tasks) (ClusterState::GpuClass; they are interchangeable for every
+    // policy that does not cycle through GPUs).
     bool one_idle_gpu_per_type = false;
     // Central-queue policies: the most waiting tasks offered per event (queue head first).
     int max_queue_scan = 256;

@@ -16,6 +16,11 @@
 //       the classic serial R||Cmax relaxation). Tasks with
 //       identical profiles are merged (the LP optimum is unchanged), so 100 000 tasks solve
 //       in well under a second.
+// When the LP would be too large (more than kMaxLpGroups distinct task profiles after merging)
+// or GLPK does not reach an optimum within kLpTimeLimitMs, (b) degrades to the aggregate bound
+// of the same two rows, max(Σ_t min_k w_tk / Σ_k n_k cap_k, Σ_t min_k iso_tk / Σ_k n_k m_k)
+// (every task on its cheapest type, the cluster's whole capacity; weaker, never wrong), and
+// `lp_solved` is false.
 // Ignores arrival times in (b) and pairwise noise of the truth model, so it is a bound for the
 // contention model, not a guarantee under every truth table.
 #pragma once
@@ -29,9 +34,14 @@
 
 namespace hase::sim {
 
+inline constexpr int kMaxLpGroups = 50000;
+inline constexpr int kLpTimeLimitMs = 30000;
+
 struct LowerBound {
   double longest_task_ms = 0;  // (a)
   double lp_ms = 0;            // (b)
+  bool lp_solved = true;       // false: (b) is the aggregate bound (see above)
+  int lp_groups = 0;           // distinct task profiles in the LP
   double value_ms() const { return longest_task_ms > lp_ms ? longest_task_ms : lp_ms; }
 };
 
@@ -40,6 +50,7 @@ struct LowerBound {
 Result<LowerBound> MakespanLowerBound(const sched::Cluster& cluster,
                                       const std::vector<sched::Task>& tasks,
                                       const std::vector<double>& memory_mib,
-                                      const TruthModel& truth);
+                                      const TruthModel& truth,
+                                      int max_lp_groups = kMaxLpGroups);
 
 }  // namespace hase::sim
