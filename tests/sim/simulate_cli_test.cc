@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "testing.h"
@@ -77,6 +78,41 @@ TEST(SimulateCliTest, OversizedTaskIsRejectedNotHung) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("can never run on this cluster"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("99999 MiB"), std::string::npos) << r.err;
+}
+
+// The Alibaba GPU trace (v2023) at small scale: tools/alibaba_to_hase.py builds the full
+// cluster (1 213 nodes, 6 212 GPUs) and 2 000 tasks from the pod list; hase and rr complete
+// every task and hase is no slower than rr. (The 100 000-task run is in docs/scheduler.md.)
+TEST(SimulateCliTest, AlibabaTraceSmoke) {
+  HASE_REQUIRE_SHARED();
+  const std::string d = TempDir("ali");
+  auto conv = RunCommand("python3 " + testing::SourceDir() + "/tools/alibaba_to_hase.py " +
+                         testing::SharedDir() + "/data/traces/alibaba_gpu_v2023 " + d +
+                         " --tasks 2000");
+  ASSERT_EQ(conv.exit_code, 0) << conv.err;
+  EXPECT_NE(conv.out.find("1213 nodes, 6212 GPUs"), std::string::npos) << conv.out;
+  auto r = RunCommand(HaseBin() + " simulate --policy rr,hase --cluster " + d +
+                      "/cluster.yaml --workload " + d + "/workload.csv --out " + d + "/out");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("6212 GPUs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(2000 tasks)"), std::string::npos) << r.out;
+  const std::string csv = Slurp(d + "/out/report.csv");
+  // report.csv: header, then one row per policy: policy,…,makespan_s,…
+  std::istringstream lines(csv);
+  std::string header, row;
+  std::getline(lines, header);
+  std::map<std::string, std::map<std::string, std::string>> by_policy;
+  while (std::getline(lines, row)) {
+    std::istringstream h(header), v(row);
+    std::string key, val;
+    std::map<std::string, std::string> m;
+    while (std::getline(h, key, ',') && std::getline(v, val, ',')) m[key] = val;
+    by_policy[m["policy"]] = m;
+  }
+  ASSERT_TRUE(by_policy.count("hase") && by_policy.count("rr")) << csv;
+  EXPECT_EQ(by_policy["hase"]["rejected"], "0") << csv;
+  EXPECT_LE(std::stod(by_policy["hase"]["makespan_s"]), std::stod(by_policy["rr"]["makespan_s"]))
+      << csv;
 }
 
 }  // namespace
