@@ -4,8 +4,10 @@
 // sequence number), so a run is deterministic. Tasks run under the TruthModel; the policy
 // sees only its own predictions (GpuState) plus observed progress (how much of each running
 // task is done, as a real system sees finished batches). Tasks that overrun their prediction
-// are not killed. After each instant's events the central queue is offered to the policy
-// (Policy::Options::max_queue_scan tasks, queue order: priority, arrival, id); dispatching
+// are not killed. After each instant where a task arrived or ended (not after instants holding
+// only stale completion events) the central queue is offered to the policy
+// (Policy::Options::max_queue_scan tasks, queue order: priority, arrival, id), stopping early
+// once Policy::PassSettled (nothing can start, no reservation can be made); dispatching
 // policies are asked once, on arrival. A task no GPU can ever host is rejected with the
 // policy's reason; if nothing runs and nothing can start, the waiting tasks are rejected
 // ("no GPU could take it") rather than waiting forever.
