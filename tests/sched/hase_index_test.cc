@@ -87,12 +87,13 @@ void Populate(ClusterState& state, std::mt19937_64& rng, const Policy& policy) {
 
 TEST(HaseIndexTest, IndexedRankDecidesLikeTheSweep) {
   int compared = 0, binds = 0, waits = 0, reserves = 0, rejects = 0;
-  for (uint64_t seed = 1; seed <= 60; ++seed) {
+  for (uint64_t seed = 1; seed <= 200; ++seed) {
     std::mt19937_64 rng(seed);
     const World w = MakeWorld(rng, 8 + static_cast<int>(rng() % 120));
     PolicyConfig pc;
     pc.oracle = w.oracle;
     pc.cluster = &w.cluster;
+    pc.max_reservations = 1 + static_cast<int>(seed % 2);  // 2: reserve beside a held one
     pc.hase.indexed = true;
     auto indexed = MakePolicy("hase", pc);
     pc.hase.indexed = false;

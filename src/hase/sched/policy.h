@@ -84,7 +84,7 @@ class Policy {
   void Forget(const Task& task, ClusterState& state);
 
   // Recomputes GPU `gpu`'s projected finish (ClusterState::finish_ms) with this policy's
-  // contention model. The driver calls it after every change it makes to that GPU; Commit
+  // contention model and re-files the GPU in ClusterState's candidate index. The driver calls it after every change it makes to that GPU; Commit
   // calls it for the GPUs it touches.
   void OnGpuChanged(ClusterState& state, int gpu) const;
 
