@@ -5,6 +5,9 @@
 
 #include "cli/command.h"
 #include "hase/hw/gpu_catalog.h"
+#include <fmt/format.h>
+
+#include "hase/predict/csv.h"
 #include "hase/predict/evaluation.h"
 #include "hase/predict/learned_model.h"
 #include "hase/predict/training_data.h"
@@ -24,6 +27,11 @@ struct EvalArgs {
   long max_rows_per_group = -1;
   int threads = 2;
   std::string family;
+  std::string profile_source;
+  size_t calibrate = 0;
+  size_t few_shot = 0;
+  bool no_spec_features = false;
+  std::string rows_out;
 };
 
 int RunEval(const EvalArgs& a) {
@@ -46,6 +54,12 @@ int RunEval(const EvalArgs& a) {
   if (a.rounds > 0) train.rounds = a.rounds;
   if (a.max_rows_per_group >= 0) train.max_rows_per_group = static_cast<size_t>(a.max_rows_per_group);
   if (a.no_load) train.use_load = false;
+  if (a.no_spec_features) train.spec_features = false;
+  if (!a.profile_source.empty()) train.profile_source = a.profile_source;
+  if (a.calibrate > 0) {
+    if (a.profile_source.empty()) train.profile_source = "probe";
+    train.probe_rows = a.calibrate;
+  }
   train.nthread = a.threads;
   predict::LoadDataOptions lo;
   lo.keep_suspect = a.keep_suspect;
@@ -68,6 +82,7 @@ int RunEval(const EvalArgs& a) {
     if (data->rows.empty()) return Fail(Status::InvalidArgument("no rows of that family", "--family"));
   }
   Result<std::vector<predict::EvalRow>> rows = Status::Internal("unset");
+  predict::EvalStats stats;
   if (*split == predict::SplitKind::kNone) {
     rows = predict::ScoreModel(model, data->rows, data->gpus);
   } else {
@@ -75,9 +90,14 @@ int RunEval(const EvalArgs& a) {
     eo.split = *split;
     eo.seed = a.seed;
     eo.train = train;
-    rows = predict::CrossValidate(data->rows, data->gpus, eo, [](const std::string& fold) {
-      std::fprintf(stderr, "hase eval: training fold %s\n", fold.c_str());
-    });
+    eo.calibrate_rows = a.calibrate;
+    eo.few_shot = a.few_shot;
+    rows = predict::CrossValidate(
+        data->rows, data->gpus, eo,
+        [](const std::string& fold) {
+          std::fprintf(stderr, "hase eval: training fold %s\n", fold.c_str());
+        },
+        &stats);
   }
   if (!rows.ok()) return Fail(rows.status());
   std::string title = "hase eval: split " + split_name + ", " + std::to_string(rows->size()) +
@@ -86,9 +106,36 @@ int RunEval(const EvalArgs& a) {
     title += ", retrained per fold: seed " + std::to_string(train.seed) + ", " +
              std::to_string(train.rounds) + " rounds, depth " + std::to_string(train.max_depth) +
              ", <= " + std::to_string(train.max_rows_per_group) + " rows per (source, GPU, family)" +
-             (train.use_load ? "" : ", load features off");
+             (train.use_load ? "" : ", load features off") + ", normaliser figures " +
+             train.profile_source +
+             (train.profile_source == "probe"
+                  ? " (" + std::to_string(train.probe_rows) + " rows per probe)" : "") +
+             (train.spec_features ? "" : ", raw datasheet features off");
+    if (a.calibrate > 0) {
+      title += "\ncalibrated: held-out GPU figures from an emulated probe on " +
+               std::to_string(stats.calibration_rows) +
+               " of its own rows in total (excluded from scoring)";
+    } else if (*split == predict::SplitKind::kLeaveGpuOut) {
+      title += "\nzero-shot: held-out GPU figures from its datasheet only";
+    }
+    if (a.few_shot > 0) {
+      title += "\nfew-shot: one scale per (source, family) of the held-out GPU fitted on " +
+               std::to_string(a.few_shot) + " rows each, " + std::to_string(stats.few_shot_rows) +
+               " rows in total (excluded from scoring)";
+    }
   }
   std::printf("%s", predict::FormatEvalReport(*rows, title).c_str());
+  if (!a.rows_out.empty()) {
+    std::string csv = "fold,source,gpu,family,op,dtype,flops,bytes,measured_ms,predicted_ms,where\n";
+    for (const auto& r : *rows) {
+      const auto& s = r.sample;
+      csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", r.fold, s.source, r.gpu->id,
+                         KernelFamilyName(s.family), s.op, DTypeSize(s.dtype) == 2 ? "float16" : "float",
+                         s.flops, s.bytes, s.latency_ms, r.predicted_ms, s.where);
+    }
+    Status st = predict::WriteTextFile(a.rows_out, csv);
+    if (!st.ok()) return Fail(st);
+  }
   return 0;
 }
 }  // namespace
@@ -112,6 +159,19 @@ Command AddEvalCommand(CLI::App& parent) {
   c.app->add_option("--catalog", args->catalog, "GPU catalog YAML (default: built-in)");
   c.app->add_flag("--keep-suspect", args->keep_suspect, "keep rows flagged suspect_*");
   c.app->add_flag("--no-load", args->no_load, "retrain without background-load features");
+  c.app->add_option("--profile-source", args->profile_source,
+                    "normaliser figures when retraining: datasheet | probe (emulated probe on each "
+                    "training GPU's rows)");
+  c.app->add_option("--calibrate", args->calibrate,
+                    "leave-gpu-out: emulate the probe on N rows per probe of the held-out GPU "
+                    "(excluded from scoring); implies --profile-source probe");
+  c.app->add_option("--few-shot", args->few_shot,
+                    "leave-gpu-out: fit one scale per (source, family) of the held-out GPU on K "
+                    "of its rows (excluded from scoring)");
+  c.app->add_option("--rows-out", args->rows_out,
+                    "also write every scored row (measured, predicted) as CSV to FILE");
+  c.app->add_flag("--no-spec-features", args->no_spec_features,
+                  "retrain with raw datasheet GPU features missing (normalised ones only)");
   c.run = [args] { return RunEval(*args); };
   return c;
 }

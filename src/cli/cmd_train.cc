@@ -16,6 +16,7 @@ struct TrainArgs {
   std::string catalog;
   bool keep_suspect = false;
   bool no_load = false;
+  bool no_spec_features = false;
   predict::LearnedTrainOptions options;
 };
 
@@ -29,6 +30,7 @@ int RunTrain(const TrainArgs& a) {
   for (const auto& n : data->notes) std::fprintf(stderr, "hase train: %s\n", n.c_str());
   predict::LearnedTrainOptions o = a.options;
   o.use_load = !a.no_load;
+  o.spec_features = !a.no_spec_features;
   std::fprintf(stderr, "hase train: %zu rows, seed %llu, %d rounds, depth %d\n", data->rows.size(),
                static_cast<unsigned long long>(o.seed), o.rounds, o.max_depth);
   auto model = predict::LearnedKernelModel::Train(data->rows, data->gpus, o);
@@ -61,6 +63,13 @@ Command AddTrainCommand(CLI::App& parent) {
   c.app->add_option("--catalog", args->catalog, "GPU catalog YAML (default: built-in)");
   c.app->add_flag("--keep-suspect", args->keep_suspect, "keep rows flagged suspect_*");
   c.app->add_flag("--no-load", args->no_load, "ignore background-load features (ablation)");
+  c.app->add_option("--profile-source", args->options.profile_source,
+                    "normaliser figures: datasheet (default) | probe (emulated probe on each "
+                    "training GPU's own rows; docs/predictor-learned.md)");
+  c.app->add_option("--probe-rows", args->options.probe_rows,
+                    "rows per emulated probe with --profile-source probe (default 3)");
+  c.app->add_flag("--no-spec-features", args->no_spec_features,
+                  "raw datasheet GPU features missing (normalised ones only)");
   c.run = [args] { return RunTrain(*args); };
   return c;
 }

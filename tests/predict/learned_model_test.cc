@@ -10,6 +10,7 @@
 #include "hase/predict/csv.h"
 #include "hase/predict/evaluation.h"
 #include "hase/predict/features.h"
+#include "hase/predict/probe_emulation.h"
 #include "testing.h"
 
 namespace hase::predict {
@@ -109,7 +110,7 @@ TEST(LearnedModelTest, WrongVersionIsRefusedClearly) {
   auto model = LearnedKernelModel::Train(rows, gpus, Tiny());
   ASSERT_TRUE(model.ok());
   std::string text = model->ToJsonText();
-  const std::string v = "\"version\":1";
+  const std::string v = "\"version\":2";
   const size_t at = text.find(v);
   ASSERT_NE(at, std::string::npos);
   text.replace(at, v.size(), "\"version\":99");
@@ -153,6 +154,103 @@ TEST(EvaluationTest, LeaveGpuOutTrainsOneModelPerGpu) {
   const std::string report = FormatEvalReport(*r, "t");
   EXPECT_NE(report.find("per GPU"), std::string::npos);
   EXPECT_NE(report.find("per kernel family"), std::string::npos);
+}
+
+// Synthetic GEMMs whose achieved fraction of the datasheet FP32 peak differs per GPU:
+// latency = 0.02 ms + (flops / (eff × peak)), eff T4 0.5, V100 0.8, A100 0.65.
+std::vector<KernelSample> UnequalGpus(std::vector<const GpuSpec*>* gpus) {
+  std::vector<KernelSample> rows = Synthetic(gpus);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const GpuSpec& g = *(*gpus)[i];
+    const double eff = g.id == "T4" ? 0.5 : g.id == "V100-SXM2-16GB" ? 0.8 : 0.65;
+    rows[i].latency_ms = 0.02 + rows[i].flops / (eff * g.fp32_tflops * 1e9);
+  }
+  return rows;
+}
+
+TEST(LearnedModelTest, ProbeFiguresNormaliseAndAProfileMovesThePrediction) {
+  std::vector<const GpuSpec*> gpus;
+  std::vector<KernelSample> rows = UnequalGpus(&gpus);
+  LearnedTrainOptions o = Tiny();
+  o.profile_source = "probe";
+  auto model = LearnedKernelModel::Train(rows, gpus, o);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  // Each training GPU's probe: the largest GEMM (2·2048³ FLOP) reaches just under eff × peak.
+  const GpuSpec& t4 = *Catalog().Find("T4").value();
+  const NormFigures ft4 = model->FiguresFor(t4);
+  EXPECT_NEAR(ft4.fp32_tflops / t4.fp32_tflops, 0.5, 0.02);
+  // A GPU absent from training: datasheet × the median efficiency of the training GPUs (A100's
+  // ≈ 0.65, a little less: its largest synthetic GEMM pays the 0.02 ms constant).
+  const GpuSpec& l4 = *Catalog().Find("L4").value();
+  const NormFigures fl4 = model->FiguresFor(l4);
+  EXPECT_NEAR(fl4.fp32_tflops / l4.fp32_tflops, 0.65, 0.05);
+
+  // A large compute-bound GEMM on L4: a profile with half the FP32 figure doubles the prediction.
+  KernelSample s = rows[0];
+  s.gemm_m = s.gemm_n = s.gemm_k = 2048;
+  s.flops = s.bytes = 0;
+  FillDerived(s);
+  NormFigures half = fl4;
+  half.fp32_tflops = 0.5 * fl4.fp32_tflops;
+  auto p1 = model->Predict({s}, {&l4}, false);
+  auto p2 = model->Predict({s}, {&l4}, false, {{l4.id, half}});
+  ASSERT_TRUE(p1.ok() && p2.ok());
+  EXPECT_NEAR((*p2)[0] / (*p1)[0], 2.0, 0.2);
+  // The probe figures survive save → load.
+  auto loaded = LearnedKernelModel::FromJsonText(model->ToJsonText(), "m.json");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_DOUBLE_EQ(loaded->FiguresFor(t4).fp32_tflops, ft4.fp32_tflops);
+  auto p3 = loaded->Predict({s}, {&l4}, false, {{l4.id, half}});
+  ASSERT_TRUE(p3.ok());
+  EXPECT_EQ((*p3)[0], (*p2)[0]);
+
+  // A datasheet-trained model ignores figures passed in (it was trained on datasheet peaks).
+  auto sheet = LearnedKernelModel::Train(rows, gpus, Tiny());
+  ASSERT_TRUE(sheet.ok());
+  auto q1 = sheet->Predict({s}, {&l4}, false);
+  auto q2 = sheet->Predict({s}, {&l4}, false, {{l4.id, half}});
+  ASSERT_TRUE(q1.ok() && q2.ok());
+  EXPECT_EQ((*q1)[0], (*q2)[0]);
+  EXPECT_DOUBLE_EQ(sheet->FiguresFor(l4).fp32_tflops, l4.fp32_tflops);
+}
+
+TEST(EvaluationTest, CalibrationRowsAreExcludedFromScoring) {
+  std::vector<const GpuSpec*> gpus;
+  std::vector<KernelSample> rows = UnequalGpus(&gpus);
+  EvalOptions o;
+  o.split = SplitKind::kLeaveGpuOut;
+  o.train = Tiny();
+  o.calibrate_rows = 2;
+  auto refused = CrossValidate(rows, gpus, o, nullptr);  // datasheet-trained: refused
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(refused.status().IsInvalidArgument());
+
+  o.train.profile_source = "probe";
+  o.train.probe_rows = 2;
+  EvalStats stats;
+  auto r = CrossValidate(rows, gpus, o, nullptr, &stats);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  // Each held-out GPU's probe reads its 2 largest fp32 GEMMs (no fp16, no elementwise rows).
+  EXPECT_EQ(stats.calibration_rows, 6u);
+  EXPECT_EQ(r->size(), rows.size() - 6);
+  std::set<std::string> scored;
+  for (const auto& row : *r) scored.insert(row.sample.where);
+  for (const auto& g : {"T4", "V100-SXM2-16GB", "A100-SXM4-40GB"}) {
+    std::vector<size_t> idx;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (gpus[i]->id == g) idx.push_back(i);
+    }
+    for (size_t i : EmulateProbe(rows, idx, *gpus[idx[0]], 2).rows_used) {
+      EXPECT_EQ(scored.count(rows[i].where), 0u) << rows[i].where;
+    }
+  }
+
+  // Few-shot: 5 more rows per (source, family) of each held-out GPU fit a scale, not scored.
+  o.few_shot = 5;
+  auto f = CrossValidate(rows, gpus, o, nullptr, &stats);
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(stats.few_shot_rows, 15u);
+  EXPECT_EQ(f->size(), rows.size() - 6 - 15);
 }
 
 TEST(EvaluationTest, ByShapeHoldsOutWholeShapes) {

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "hase/predict/probe_emulation.h"
+
 namespace hase::predict {
 
 Result<SplitKind> ParseSplitKind(const std::string& name) {
@@ -96,10 +98,22 @@ std::vector<Fold> MakeFolds(const std::vector<KernelSample>& rows,
 Result<std::vector<EvalRow>> CrossValidate(const std::vector<KernelSample>& rows,
                                            const std::vector<const GpuSpec*>& gpus,
                                            const EvalOptions& options,
-                                           const std::function<void(const std::string&)>& progress) {
+                                           const std::function<void(const std::string&)>& progress,
+                                           EvalStats* stats) {
   if (options.split == SplitKind::kNone) {
     return Status::InvalidArgument("CrossValidate needs a split", "--split");
   }
+  const bool logo = options.split == SplitKind::kLeaveGpuOut;
+  if ((options.calibrate_rows > 0 || options.few_shot > 0) && !logo) {
+    return Status::InvalidArgument("calibration applies to --split leave-gpu-out only", "--calibrate");
+  }
+  if (options.calibrate_rows > 0 && options.train.profile_source != "probe") {
+    return Status::InvalidArgument("--calibrate needs a model trained on probe figures",
+                                   "--calibrate", "add --profile-source probe");
+  }
+  EvalStats local;
+  if (stats == nullptr) stats = &local;
+  *stats = EvalStats{};
   std::vector<EvalRow> out;
   for (const Fold& fold : MakeFolds(rows, gpus, options)) {
     if (fold.train.empty() || fold.test.empty()) continue;
@@ -110,7 +124,17 @@ Result<std::vector<EvalRow>> CrossValidate(const std::vector<KernelSample>& rows
       tr.push_back(rows[i]);
       gtr.push_back(gpus[i]);
     }
+    // Emulated probe on the held-out GPU's own rows; those rows are not scored.
+    std::map<std::string, NormFigures> figures;
+    std::set<size_t> calib;
+    if (logo && options.calibrate_rows > 0) {
+      ProbeEmulation pe = EmulateProbe(rows, fold.test, *gpus[fold.test[0]], options.calibrate_rows);
+      figures[gpus[fold.test[0]]->id] = pe.figures;
+      calib.insert(pe.rows_used.begin(), pe.rows_used.end());
+      stats->calibration_rows += pe.rows_used.size();
+    }
     for (size_t i : fold.test) {
+      if (calib.count(i)) continue;
       te.push_back(rows[i]);
       gte.push_back(gpus[i]);
     }
@@ -123,10 +147,38 @@ Result<std::vector<EvalRow>> CrossValidate(const std::vector<KernelSample>& rows
       }
     }
     HASE_ASSIGN_OR_RETURN(LearnedKernelModel model, LearnedKernelModel::Train(tr, gtr, train));
-    HASE_ASSIGN_OR_RETURN(std::vector<double> pred, model.Predict(te, gte));
+    HASE_ASSIGN_OR_RETURN(std::vector<double> pred, model.Predict(te, gte, true, figures));
+    std::vector<bool> fit_row(te.size(), false);
+    if (logo && options.few_shot > 0) {
+      // Few-shot scale per (source, family): seeded choice of few_shot rows per group.
+      std::map<std::string, std::vector<size_t>> groups;
+      for (size_t j = 0; j < te.size(); ++j) {
+        if (std::isfinite(pred[j])) {
+          groups[te[j].source + "|" + KernelFamilyName(te[j].family)].push_back(j);
+        }
+      }
+      std::mt19937_64 rng(options.seed);
+      for (auto& [key, g] : groups) {
+        Shuffle(g, rng);
+        const size_t k = std::min(options.few_shot, g.size() / 2);  // score at least half
+        if (k == 0) continue;
+        std::vector<double> logr;
+        for (size_t q = 0; q < k; ++q) {
+          logr.push_back(std::log(te[g[q]].latency_ms / pred[g[q]]));
+          fit_row[g[q]] = true;
+        }
+        std::sort(logr.begin(), logr.end());
+        const double m = logr.size() % 2 ? logr[logr.size() / 2]
+                                         : 0.5 * (logr[logr.size() / 2 - 1] + logr[logr.size() / 2]);
+        for (size_t q = k; q < g.size(); ++q) pred[g[q]] *= std::exp(m);
+        stats->few_shot_rows += k;
+      }
+    }
     for (size_t j = 0; j < te.size(); ++j) {
+      if (fit_row[j]) continue;
       EvalRow r;
-      r.floor_ms = model.DispatchFloorMs(te[j], gte[j]->id);
+      auto fo = figures.find(gte[j]->id);
+      r.floor_ms = model.DispatchFloorMs(te[j], gte[j]->id, fo == figures.end() ? nullptr : &fo->second);
       r.sample = std::move(te[j]);
       r.gpu = gte[j];
       r.predicted_ms = pred[j];

@@ -28,6 +28,20 @@ struct EvalOptions {
   double test_fraction = 0.2;  // random / by-shape
   uint64_t seed = 42;          // split seed (the model seed is in `train`)
   LearnedTrainOptions train;
+  // leave-gpu-out only. calibrate_rows > 0: emulate the probe on the held-out GPU's own rows
+  // (EmulateProbe, that many rows per probe; needs train.profile_source "probe"), predict with
+  // its figures and exclude the rows it read from scoring. 0 = zero-shot.
+  size_t calibrate_rows = 0;
+  // leave-gpu-out only. few_shot > 0: per (source, family) of the held-out GPU, `few_shot`
+  // seeded-random rows (not calibration rows) fit one scale = exp(median ln(measured /
+  // predicted)), applied to that group's other rows; those rows are excluded from scoring.
+  size_t few_shot = 0;
+};
+
+// Rows CrossValidate kept out of scoring because calibration used them.
+struct EvalStats {
+  size_t calibration_rows = 0;  // read by the emulated probe (calibrate_rows)
+  size_t few_shot_rows = 0;     // used to fit few-shot scales
 };
 
 // One scored row: the sample, its GPU, the prediction (NaN when no model covers its family) and
@@ -46,7 +60,8 @@ struct EvalRow {
 Result<std::vector<EvalRow>> CrossValidate(const std::vector<KernelSample>& rows,
                                            const std::vector<const GpuSpec*>& gpus,
                                            const EvalOptions& options,
-                                           const std::function<void(const std::string&)>& progress);
+                                           const std::function<void(const std::string&)>& progress,
+                                           EvalStats* stats = nullptr);
 
 // Scores `model` on every row (split none).
 Result<std::vector<EvalRow>> ScoreModel(const LearnedKernelModel& model,

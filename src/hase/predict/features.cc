@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace hase::predict {
 
@@ -48,22 +49,51 @@ int SourceCode(const std::string& source) {
   return 0;
 }
 
-Roofline FixedRoofline(const KernelSample& s, const GpuSpec& gpu) {
-  double peak = gpu.fp32_tflops;
+NormFigures DatasheetFigures(const GpuSpec& gpu) {
+  NormFigures f;
+  f.fp32_tflops = gpu.fp32_tflops;
+  f.fp16_tflops = gpu.fp16_tflops;
+  f.tensor_fp16_tflops = gpu.tensor_fp16_tflops;
+  f.dram_gbps = gpu.memory_bandwidth_gbps;
+  return f;
+}
+
+NormFigures FiguresFromProfile(const MicrobenchmarkProfile& p) {
+  NormFigures f;
+  f.fp32_tflops = p.fp32_tflops;
+  f.fp16_tflops = p.fp16_tflops;
+  f.tensor_fp16_tflops = p.tensor_fp16_tflops;
+  f.dram_gbps = p.dram_bandwidth_gbps;
+  return f;
+}
+
+Roofline FiguresRoofline(const KernelSample& s, const GpuSpec& gpu, const NormFigures& f) {
+  auto pick = [](double v, double dflt) { return v > 0 ? v : dflt; };
+  double sheet = gpu.fp32_tflops;
+  double peak = pick(f.fp32_tflops, gpu.fp32_tflops);
   const bool matmul = s.family == KernelFamily::kConv || s.family == KernelFamily::kGroupedConv ||
                       s.family == KernelFamily::kGemm;
   if (s.dtype == DType::kFloat16 || s.dtype == DType::kBFloat16) {
     if (matmul && gpu.tensor_fp16_tflops > 0) {
-      peak = gpu.tensor_fp16_tflops;
+      sheet = gpu.tensor_fp16_tflops;
+      peak = pick(f.tensor_fp16_tflops, sheet);
     } else if (gpu.fp16_tflops > 0) {
-      peak = gpu.fp16_tflops;
+      sheet = gpu.fp16_tflops;
+      peak = pick(f.fp16_tflops, sheet);
     }
   }
+  const double bw = pick(f.dram_gbps, gpu.memory_bandwidth_gbps);
   Roofline r;
+  r.peak_tflops = peak;
+  r.datasheet_peak_tflops = sheet;
   r.compute_ms = peak > 0 ? s.flops / (peak * 1e12) * 1e3 : 0;
-  r.memory_ms = gpu.memory_bandwidth_gbps > 0 ? s.bytes / (gpu.memory_bandwidth_gbps * 1e9) * 1e3 : 0;
+  r.memory_ms = bw > 0 ? s.bytes / (bw * 1e9) * 1e3 : 0;
   r.roofline_ms = std::max(r.compute_ms, r.memory_ms);
   return r;
+}
+
+Roofline FixedRoofline(const KernelSample& s, const GpuSpec& gpu) {
+  return FiguresRoofline(s, gpu, DatasheetFigures(gpu));
 }
 
 double TransferMs(const KernelSample& s, const GpuSpec& gpu) {
@@ -87,6 +117,7 @@ const std::vector<std::string>& FeatureNames() {
       // GPU datasheet
       "gpu_peak_tflops", "gpu_fp32_tflops", "gpu_tensor_tflops", "gpu_bandwidth_gbps", "gpu_sms",
       "gpu_clock_mhz", "gpu_l2_mib", "gpu_cc", "gpu_flop_per_byte", "log2_bytes_over_l2",
+      "norm_compute_eff", "norm_bw_eff",
       // background load (LoadSnapshot, idle = 0)
       "load_sm_active", "load_sm_occupancy", "load_dram_active",
       // measurement setting
@@ -96,8 +127,14 @@ const std::vector<std::string>& FeatureNames() {
 }
 
 std::vector<float> ExtractFeatures(const KernelSample& s, const GpuSpec& gpu) {
-  const Roofline rf = FixedRoofline(s, gpu);
-  const double peak = rf.compute_ms > 0 ? s.flops / (rf.compute_ms * 1e9) : gpu.fp32_tflops;
+  return ExtractFeatures(s, gpu, DatasheetFigures(gpu), true);
+}
+
+std::vector<float> ExtractFeatures(const KernelSample& s, const GpuSpec& gpu,
+                                   const NormFigures& figures, bool spec_features) {
+  const Roofline rf = FiguresRoofline(s, gpu, figures);
+  const double peak = rf.peak_tflops;
+  const double bw = figures.dram_gbps > 0 ? figures.dram_gbps : gpu.memory_bandwidth_gbps;
   // Implicit-GEMM view: conv → M = n·oh·ow, N = k, K = c/groups·r·s; gemm → m, n, k (× batch).
   double mm_m = 0, mm_n = 0, mm_k = 0, batch = 1;
   const bool conv = s.family == KernelFamily::kConv || s.family == KernelFamily::kGroupedConv;
@@ -168,8 +205,10 @@ std::vector<float> ExtractFeatures(const KernelSample& s, const GpuSpec& gpu) {
       static_cast<float>(gpu.boost_clock_mhz),
       static_cast<float>(gpu.l2_mib),
       static_cast<float>(ComputeCapability(gpu.compute_capability)),
-      static_cast<float>(gpu.memory_bandwidth_gbps > 0 ? peak * 1e3 / gpu.memory_bandwidth_gbps : 0),
+      static_cast<float>(bw > 0 ? peak * 1e3 / bw : 0),
       static_cast<float>(Log2(s.bytes / std::max(gpu.l2_mib * 1048576.0, 1.0))),
+      static_cast<float>(rf.datasheet_peak_tflops > 0 ? peak / rf.datasheet_peak_tflops : 1),
+      static_cast<float>(gpu.memory_bandwidth_gbps > 0 ? bw / gpu.memory_bandwidth_gbps : 1),
       static_cast<float>(l.EffectiveSmActive()),
       static_cast<float>(l.EffectiveSmOccupancy()),
       static_cast<float>(l.EffectiveDramActive()),
@@ -177,6 +216,19 @@ std::vector<float> ExtractFeatures(const KernelSample& s, const GpuSpec& gpu) {
       static_cast<float>(Log2p(TransferMs(s, gpu))),
       static_cast<float>(SourceCode(s.source)),
   };
+  if (!spec_features) {
+    static const std::vector<size_t> kSpecIdx = [] {
+      std::vector<size_t> idx;
+      const auto& names = FeatureNames();
+      for (const char* n : {"gpu_peak_tflops", "gpu_fp32_tflops", "gpu_tensor_tflops",
+                            "gpu_bandwidth_gbps", "gpu_sms", "gpu_clock_mhz", "gpu_l2_mib",
+                            "gpu_cc"}) {
+        idx.push_back(static_cast<size_t>(std::find(names.begin(), names.end(), n) - names.begin()));
+      }
+      return idx;
+    }();
+    for (size_t i : kSpecIdx) f[i] = std::numeric_limits<float>::quiet_NaN();
+  }
   return f;
 }
 

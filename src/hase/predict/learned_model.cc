@@ -12,6 +12,7 @@
 
 #include "hase/predict/csv.h"
 #include "hase/predict/features.h"
+#include "hase/predict/probe_emulation.h"
 
 namespace hase::predict {
 
@@ -67,7 +68,9 @@ json OptionsToJson(const LearnedTrainOptions& o) {
               {"subsample", o.subsample}, {"colsample", o.colsample},
               {"min_child_weight", o.min_child_weight},
               {"min_family_rows", o.min_family_rows}, {"use_load", o.use_load},
-              {"max_rows_per_group", o.max_rows_per_group}, {"max_bin", o.max_bin}};
+              {"max_rows_per_group", o.max_rows_per_group}, {"max_bin", o.max_bin},
+              {"profile_source", o.profile_source}, {"probe_rows", o.probe_rows},
+              {"spec_features", o.spec_features}};
 }
 
 LearnedTrainOptions OptionsFromJson(const json& j) {
@@ -83,6 +86,9 @@ LearnedTrainOptions OptionsFromJson(const json& j) {
   o.use_load = j.value("use_load", o.use_load);
   o.max_rows_per_group = j.value("max_rows_per_group", o.max_rows_per_group);
   o.max_bin = j.value("max_bin", o.max_bin);
+  o.profile_source = j.value("profile_source", o.profile_source);
+  o.probe_rows = j.value("probe_rows", o.probe_rows);
+  o.spec_features = j.value("spec_features", o.spec_features);
   return o;
 }
 
@@ -94,6 +100,20 @@ std::vector<size_t> LoadFeatureIndices() {
     if (names[i].starts_with("load_")) idx.push_back(i);
   }
   return idx;
+}
+
+json FiguresToJson(const NormFigures& f) {
+  return json{{"fp32_tflops", f.fp32_tflops}, {"fp16_tflops", f.fp16_tflops},
+              {"tensor_fp16_tflops", f.tensor_fp16_tflops}, {"dram_gbps", f.dram_gbps}};
+}
+
+NormFigures FiguresFromJson(const json& j) {
+  NormFigures f;
+  f.fp32_tflops = j.value("fp32_tflops", 0.0);
+  f.fp16_tflops = j.value("fp16_tflops", 0.0);
+  f.tensor_fp16_tflops = j.value("tensor_fp16_tflops", 0.0);
+  f.dram_gbps = j.value("dram_gbps", 0.0);
+  return f;
 }
 
 }  // namespace
@@ -170,12 +190,40 @@ std::vector<KernelFamily> LearnedKernelModel::families() const {
   return out;
 }
 
-double LearnedKernelModel::DispatchFloorMs(const KernelSample& s, const std::string& gpu_id) const {
+NormFigures LearnedKernelModel::FiguresFor(const GpuSpec& gpu, const NormFigures* override) const {
+  const NormFigures sheet = DatasheetFigures(gpu);
+  if (!UsesProbeFigures()) return sheet;
+  NormFigures f{sheet.fp32_tflops * fallback_eff_.fp32_tflops,
+                sheet.fp16_tflops * fallback_eff_.fp16_tflops,
+                sheet.tensor_fp16_tflops * fallback_eff_.tensor_fp16_tflops,
+                sheet.dram_gbps * fallback_eff_.dram_gbps, {}};
+  auto apply = [&f](const NormFigures& o) {
+    if (o.fp32_tflops > 0) f.fp32_tflops = o.fp32_tflops;
+    if (o.fp16_tflops > 0) f.fp16_tflops = o.fp16_tflops;
+    if (o.tensor_fp16_tflops > 0) f.tensor_fp16_tflops = o.tensor_fp16_tflops;
+    if (o.dram_gbps > 0) f.dram_gbps = o.dram_gbps;
+    if (!o.floor_ms.empty()) f.floor_ms = o.floor_ms;
+  };
+  auto it = probe_figures_.find(gpu.id);
+  if (it != probe_figures_.end()) apply(it->second);
+  if (override != nullptr) apply(*override);
+  return f;
+}
+
+double LearnedKernelModel::DispatchFloorMs(const KernelSample& s, const std::string& gpu_id,
+                                           const NormFigures* probe) const {
   auto it = floors_.find(FloorKey(s.source, gpu_id, s.op));
   if (it != floors_.end()) return it->second;
   auto d = default_floors_.find(DefaultFloorKey(s.source, s.op));
-  if (d != default_floors_.end()) return d->second;
-  return 0;
+  if (d == default_floors_.end()) return 0;
+  if (probe != nullptr && UsesProbeFigures()) {
+    auto p = probe->floor_ms.find(s.source);
+    auto m = probe_floor_median_.find(s.source);
+    if (p != probe->floor_ms.end() && m != probe_floor_median_.end() && m->second > 0) {
+      return d->second * p->second / m->second;
+    }
+  }
+  return d->second;
 }
 
 Result<LearnedKernelModel> LearnedKernelModel::Train(const std::vector<KernelSample>& rows,
@@ -200,6 +248,43 @@ Result<LearnedKernelModel> LearnedKernelModel::Train(const std::vector<KernelSam
     floors_by_default[key.substr(0, a) + "|" + key.substr(b + 1)].push_back(floor);
   }
   for (const auto& [key, v] : floors_by_default) model.default_floors_[key] = Quantile(v, 0.5);
+
+  if (options.profile_source != "datasheet" && options.profile_source != "probe") {
+    return Status::InvalidArgument("unknown profile source '" + options.profile_source + "'",
+                                   "--profile-source", "use datasheet or probe");
+  }
+  if (model.UsesProbeFigures()) {
+    // Emulated probe per training GPU (all sources), then the fallback efficiency per figure:
+    // the median over GPUs that have it of achieved / datasheet.
+    std::map<std::string, std::vector<size_t>> by_gpu;
+    std::map<std::string, const GpuSpec*> spec_of;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      by_gpu[gpus[i]->id].push_back(i);
+      spec_of[gpus[i]->id] = gpus[i];
+    }
+    std::vector<double> e32, e16, et, ebw;
+    std::map<std::string, std::vector<double>> floor_probes;
+    for (const auto& [id, idx] : by_gpu) {
+      const GpuSpec& g = *spec_of[id];
+      NormFigures f = EmulateProbe(rows, idx, g, options.probe_rows).figures;
+      for (const auto& [source, ms] : f.floor_ms) floor_probes[source].push_back(ms);
+      f.floor_ms.clear();  // training GPUs use their own per-op floors
+      model.probe_figures_[id] = f;
+      if (f.fp32_tflops > 0 && g.fp32_tflops > 0) e32.push_back(f.fp32_tflops / g.fp32_tflops);
+      if (f.fp16_tflops > 0 && g.fp16_tflops > 0) e16.push_back(f.fp16_tflops / g.fp16_tflops);
+      if (f.tensor_fp16_tflops > 0 && g.tensor_fp16_tflops > 0) {
+        et.push_back(f.tensor_fp16_tflops / g.tensor_fp16_tflops);
+      }
+      if (f.dram_gbps > 0 && g.memory_bandwidth_gbps > 0) ebw.push_back(f.dram_gbps / g.memory_bandwidth_gbps);
+    }
+    auto med = [](const std::vector<double>& v) { return v.empty() ? 1.0 : Quantile(v, 0.5); };
+    model.fallback_eff_ = {med(e32), med(e16), med(et), med(ebw), {}};
+    for (const auto& [source, v] : floor_probes) model.probe_floor_median_[source] = med(v);
+  }
+  std::map<std::string, NormFigures> figs;  // per training GPU id
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (!figs.count(gpus[i]->id)) figs[gpus[i]->id] = model.FiguresFor(*gpus[i]);
+  }
 
   const size_t nf = FeatureNames().size();
   const std::vector<size_t> load_idx = LoadFeatureIndices();
@@ -235,13 +320,14 @@ Result<LearnedKernelModel> LearnedKernelModel::Train(const std::vector<KernelSam
     y.reserve(idx.size());
     for (size_t i : idx) {
       const KernelSample& s = rows[i];
-      std::vector<float> f = ExtractFeatures(s, *gpus[i]);
+      const NormFigures& fg = figs.at(gpus[i]->id);
+      std::vector<float> f = ExtractFeatures(s, *gpus[i], fg, options.spec_features);
       if (!options.use_load) {
         for (size_t j : load_idx) f[j] = 0;
       }
       x.insert(x.end(), f.begin(), f.end());
       const double base = model.DispatchFloorMs(s, gpus[i]->id) +
-                          FixedRoofline(s, *gpus[i]).roofline_ms + TransferMs(s, *gpus[i]);
+                          FiguresRoofline(s, *gpus[i], fg).roofline_ms + TransferMs(s, *gpus[i]);
       y.push_back(static_cast<float>(std::log(s.latency_ms / std::max(base, 1e-9))));
     }
     DMatrix d;
@@ -272,8 +358,15 @@ Result<LearnedKernelModel> LearnedKernelModel::Train(const std::vector<KernelSam
 
 Result<std::vector<double>> LearnedKernelModel::Predict(const std::vector<KernelSample>& samples,
                                                         const std::vector<const GpuSpec*>& gpus,
-                                                        bool include_dispatch_floor) const {
+                                                        bool include_dispatch_floor,
+                                                        const std::map<std::string, NormFigures>& figures) const {
   if (samples.size() != gpus.size()) return Status::InvalidArgument("samples and GPUs differ in size");
+  std::map<std::string, NormFigures> figs;
+  for (const GpuSpec* g : gpus) {
+    if (figs.count(g->id)) continue;
+    auto o = figures.find(g->id);
+    figs[g->id] = FiguresFor(*g, o == figures.end() ? nullptr : &o->second);
+  }
   std::vector<double> out(samples.size(), std::numeric_limits<double>::quiet_NaN());
   const size_t nf = FeatureNames().size();
   const std::vector<size_t> load_idx = LoadFeatureIndices();
@@ -286,7 +379,8 @@ Result<std::vector<double>> LearnedKernelModel::Predict(const std::vector<Kernel
     std::vector<float> x;
     x.reserve(idx.size() * nf);
     for (size_t i : idx) {
-      std::vector<float> f = ExtractFeatures(samples[i], *gpus[i]);
+      std::vector<float> f =
+          ExtractFeatures(samples[i], *gpus[i], figs.at(gpus[i]->id), options_.spec_features);
       if (!options_.use_load) {
         for (size_t j : load_idx) f[j] = 0;
       }
@@ -298,8 +392,8 @@ Result<std::vector<double>> LearnedKernelModel::Predict(const std::vector<Kernel
     for (size_t j = 0; j < idx.size(); ++j) {
       const KernelSample& s = samples[idx[j]];
       const GpuSpec& g = *gpus[idx[j]];
-      const double floor = include_dispatch_floor ? DispatchFloorMs(s, g.id) : 0.0;
-      const double base = floor + FixedRoofline(s, g).roofline_ms + TransferMs(s, g);
+      const double floor = include_dispatch_floor ? DispatchFloorMs(s, g.id, &figs.at(g.id)) : 0.0;
+      const double base = floor + FiguresRoofline(s, g, figs.at(g.id)).roofline_ms + TransferMs(s, g);
       out[idx[j]] = std::max(base, 1e-9) * std::exp(static_cast<double>(y[j]));
     }
   }
@@ -314,6 +408,11 @@ std::string LearnedKernelModel::ToJsonText() const {
   j["train_options"] = OptionsToJson(options_);
   j["floors"] = floors_;
   j["default_floors"] = default_floors_;
+  json pf = json::object();
+  for (const auto& [id, f] : probe_figures_) pf[id] = FiguresToJson(f);
+  j["probe_figures"] = std::move(pf);
+  j["fallback_efficiency"] = FiguresToJson(fallback_eff_);
+  j["probe_floor_median"] = probe_floor_median_;
   json fams = json::object();
   for (const auto& [f, b] : boosters_) {
     auto text = b->SaveJson();
@@ -359,6 +458,12 @@ Result<LearnedKernelModel> LearnedKernelModel::FromJsonText(const std::string& t
     m.options_ = OptionsFromJson(j.value("train_options", json::object()));
     m.floors_ = j.value("floors", std::map<std::string, double>());
     m.default_floors_ = j.value("default_floors", std::map<std::string, double>());
+    const json probe = j.value("probe_figures", json::object());
+    for (const auto& [id, f] : probe.items()) {
+      m.probe_figures_[id] = FiguresFromJson(f);
+    }
+    if (j.contains("fallback_efficiency")) m.fallback_eff_ = FiguresFromJson(j["fallback_efficiency"]);
+    m.probe_floor_median_ = j.value("probe_floor_median", std::map<std::string, double>());
     for (const auto& [name, entry] : j.at("families").items()) {
       KernelFamily f;
       if (!ParseKernelFamily(name, &f)) {

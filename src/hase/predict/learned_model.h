@@ -2,18 +2,24 @@
 // (docs/predictor-learned.md).
 //
 // Prediction for one kernel on GPU type g with background load L:
-//   latency_ms = base_ms × exp(f_family(features(kernel, g, L)))
-//   base_ms    = dispatch_floor_ms + FixedRoofline(kernel, g).roofline_ms + TransferMs(kernel, g)
+//   latency_ms = base_ms × exp(f_family(features(kernel, g, F(g), L)))
+//   base_ms    = dispatch_floor_ms + FiguresRoofline(kernel, g, F(g)).roofline_ms + TransferMs(kernel, g)
+// F(g) are the normaliser figures of g (FiguresFor): with profile source "datasheet" the
+// datasheet peaks; with "probe" the achieved figures of an emulated probe on each training GPU's
+// own rows (probe_emulation.h), a measured profile passed by the caller, or, for a GPU with
+// neither, datasheet × the median achieved/datasheet ratio of the training GPUs.
 // f is trained on ln(measured / base) (target chosen by measurement: see the doc). The dispatch
 // floor is a separate, explicit overhead term (../shared/data/PITFALLS.md 3): per (source, GPU,
 // op) the 2nd-percentile latency of that op's training rows when the GPU is in the training set,
-// else the median of that over training GPUs for (source, op), else 0. It is a property of the
+// else the median of that over training GPUs for (source, op) (scaled by a floor probe when one
+// is given: DispatchFloorMs), else 0. It is a property of the
 // measuring host and framework and is not carried to kernels predicted for a runtime
 // (KernelLatencyEstimator adapters pass include_dispatch_floor = false).
 //
-// File: gzip-compressed JSON {"format": "hase-learned-kernel-model", "version": 1, "features":
-// [...], "train_options": {...}, "floors": {...}, "families": {"conv": {"rows": n, "booster":
-// <XGBoost JSON model>}, ...}}. A file with another format or version is refused.
+// File: gzip-compressed JSON {"format": "hase-learned-kernel-model", "version": 2, "features":
+// [...], "train_options": {...}, "floors": {...}, "probe_figures": {gpu: {...}},
+// "fallback_efficiency": {...}, "families": {"conv": {"rows": n, "booster": <XGBoost JSON
+// model>}, ...}}. A file with another format or version is refused.
 //
 // Thread-safety: const methods may be called concurrently (prediction is serialised inside).
 #pragma once
@@ -27,12 +33,13 @@
 
 #include "hase/base/status.h"
 #include "hase/hw/gpu_catalog.h"
+#include "hase/predict/features.h"
 #include "hase/predict/kernel_sample.h"
 
 namespace hase::predict {
 
 inline constexpr const char* kLearnedModelFormat = "hase-learned-kernel-model";
-inline constexpr int kLearnedModelVersion = 1;
+inline constexpr int kLearnedModelVersion = 2;
 
 struct LearnedTrainOptions {
   // Affects the result.
@@ -49,6 +56,12 @@ struct LearnedTrainOptions {
   size_t max_rows_per_group = 4000;
   int max_bin = 128;              // XGBoost histogram bins per feature
   bool use_load = true;           // false: load features zeroed (ablation for eval)
+  // Normaliser figures of the training GPUs: "datasheet" (peaks) or "probe" (emulated probe on
+  // each GPU's own rows, probe_rows rows per probe; probe_emulation.h).
+  std::string profile_source = "datasheet";
+  size_t probe_rows = 3;
+  // false: raw datasheet columns are written as missing (ExtractFeatures).
+  bool spec_features = true;
   // Train only these families (empty = all). Not saved; eval uses it to skip families absent
   // from a fold's test rows.
   std::vector<KernelFamily> only_families;
@@ -92,12 +105,27 @@ class LearnedKernelModel {
   // Predicted latency_ms of each sample on gpus[i]. include_dispatch_floor = false drops the
   // floor term (a runtime's own launch overhead is added by the caller). Samples whose family
   // has no booster get NaN. Errors: InvalidArgument (size mismatch), Internal (XGBoost).
+  // `figures` (GPU id → achieved figures, e.g. a measured profile or an emulated probe of a GPU
+  // absent from training) overrides FiguresFor for those GPUs; ignored with profile source
+  // "datasheet" (the model was trained on datasheet peaks).
   Result<std::vector<double>> Predict(const std::vector<KernelSample>& samples,
                                       const std::vector<const GpuSpec*>& gpus,
-                                      bool include_dispatch_floor = true) const;
+                                      bool include_dispatch_floor = true,
+                                      const std::map<std::string, NormFigures>& figures = {}) const;
 
-  // The dispatch floor used for `s` on `gpu_id`, ms (see the class comment).
-  double DispatchFloorMs(const KernelSample& s, const std::string& gpu_id) const;
+  // The normaliser figures of `gpu`: fields > 0 of `override` (profile source "probe" only),
+  // else the training GPU's probe figures, else datasheet × fallback efficiency; datasheet peaks
+  // with profile source "datasheet". Every field is filled (> 0 where the datasheet is).
+  NormFigures FiguresFor(const GpuSpec& gpu, const NormFigures* override = nullptr) const;
+  // Whether the model was trained with achieved (probe) figures.
+  bool UsesProbeFigures() const { return options_.profile_source == "probe"; }
+  const std::map<std::string, NormFigures>& probe_figures() const { return probe_figures_; }
+
+  // The dispatch floor used for `s` on `gpu_id`, ms (see the class comment). For a GPU absent
+  // from training with a floor probe (`probe`->floor_ms[source], profile source "probe"), the
+  // default floor is scaled by probe / median probe of the training GPUs for that source.
+  double DispatchFloorMs(const KernelSample& s, const std::string& gpu_id,
+                         const NormFigures* probe = nullptr) const;
 
  private:
   LearnedTrainOptions options_;
@@ -106,6 +134,9 @@ class LearnedKernelModel {
   std::map<KernelFamily, size_t> kernel_rows_;
   std::map<std::string, double> floors_;          // "source|gpu|op" → ms
   std::map<std::string, double> default_floors_;  // "source|op" → ms
+  std::map<std::string, NormFigures> probe_figures_;  // training GPU id → emulated probe
+  NormFigures fallback_eff_{1, 1, 1, 1, {}};  // achieved / datasheet, median over training GPUs
+  std::map<std::string, double> probe_floor_median_;  // source → median floor probe, ms
   mutable std::unique_ptr<std::mutex> mu_;        // serialises XGBoost prediction
 };
 

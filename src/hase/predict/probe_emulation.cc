@@ -1,0 +1,96 @@
+#include "hase/predict/probe_emulation.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <string>
+
+namespace hase::predict {
+
+namespace {
+
+bool IsFp16(const KernelSample& s) {
+  return s.dtype == DType::kFloat16 || s.dtype == DType::kBFloat16;
+}
+
+// The n candidates with the largest key (ties: lower index first).
+std::vector<size_t> Top(std::vector<size_t> cand, size_t n,
+                        const std::function<double(const KernelSample&)>& key,
+                        const std::vector<KernelSample>& rows) {
+  std::stable_sort(cand.begin(), cand.end(),
+                   [&](size_t a, size_t b) { return key(rows[a]) > key(rows[b]); });
+  if (cand.size() > n) cand.resize(n);
+  return cand;
+}
+
+// Achieved TFLOP/s of the compute probe for rows of one precision (fp16 or not).
+std::vector<size_t> ComputeProbe(const std::vector<KernelSample>& rows,
+                                 const std::vector<size_t>& idx, bool fp16, size_t n,
+                                 double* tflops) {
+  std::vector<size_t> gemm, conv1x1, conv;
+  for (size_t i : idx) {
+    const KernelSample& s = rows[i];
+    if (s.includes_transfer || IsFp16(s) != fp16 || s.latency_ms <= 0 || s.flops <= 0) continue;
+    if (s.family == KernelFamily::kGemm) gemm.push_back(i);
+    if (s.family == KernelFamily::kConv) {
+      conv.push_back(i);
+      if (s.r == 1 && s.s == 1 && s.groups <= 1) conv1x1.push_back(i);
+    }
+  }
+  const std::vector<size_t>& cand = !gemm.empty() ? gemm : !conv1x1.empty() ? conv1x1 : conv;
+  std::vector<size_t> used =
+      Top(cand, n, [](const KernelSample& s) { return s.flops; }, rows);
+  *tflops = 0;
+  for (size_t i : used) *tflops = std::max(*tflops, rows[i].flops / (rows[i].latency_ms * 1e9));
+  return used;
+}
+
+}  // namespace
+
+ProbeEmulation EmulateProbe(const std::vector<KernelSample>& rows, const std::vector<size_t>& idx,
+                            const GpuSpec& gpu, size_t rows_per_probe) {
+  ProbeEmulation out;
+  if (rows_per_probe == 0) return out;
+  double fp32 = 0, fp16 = 0;
+  std::vector<size_t> used = ComputeProbe(rows, idx, false, rows_per_probe, &fp32);
+  std::vector<size_t> u16 = ComputeProbe(rows, idx, true, rows_per_probe, &fp16);
+  out.figures.fp32_tflops = fp32;
+  if (gpu.tensor_fp16_tflops > 0) {
+    out.figures.tensor_fp16_tflops = fp16;
+  } else {
+    out.figures.fp16_tflops = fp16;
+  }
+  used.insert(used.end(), u16.begin(), u16.end());
+  std::vector<size_t> elem;
+  for (size_t i : idx) {
+    const KernelSample& s = rows[i];
+    if (s.family == KernelFamily::kElementwise && !s.includes_transfer && s.latency_ms > 0 &&
+        s.bytes > 0) {
+      elem.push_back(i);
+    }
+  }
+  std::vector<size_t> ub =
+      Top(elem, rows_per_probe, [](const KernelSample& s) { return s.bytes; }, rows);
+  for (size_t i : ub) {
+    out.figures.dram_gbps = std::max(out.figures.dram_gbps, rows[i].bytes / (rows[i].latency_ms * 1e6));
+  }
+  used.insert(used.end(), ub.begin(), ub.end());
+  std::map<std::string, std::vector<size_t>> elem_by_source;
+  for (size_t i : elem) elem_by_source[rows[i].source].push_back(i);
+  for (const auto& [source, cand] : elem_by_source) {
+    std::vector<size_t> uf =
+        Top(cand, rows_per_probe, [](const KernelSample& s) { return -s.bytes; }, rows);
+    std::vector<double> lat;
+    for (size_t i : uf) lat.push_back(rows[i].latency_ms);
+    std::sort(lat.begin(), lat.end());
+    const size_t m = lat.size() / 2;
+    out.figures.floor_ms[source] = lat.size() % 2 ? lat[m] : 0.5 * (lat[m - 1] + lat[m]);
+    used.insert(used.end(), uf.begin(), uf.end());
+  }
+  std::sort(used.begin(), used.end());
+  used.erase(std::unique(used.begin(), used.end()), used.end());
+  out.rows_used = std::move(used);
+  return out;
+}
+
+}  // namespace hase::predict

@@ -1,0 +1,40 @@
+// Emulated microbenchmark probe: a small, fixed set of one GPU's own measured rows that play the
+// role of hase-probe's microbenchmarks (docs/microbenchmark-profile.md), turned into the
+// achieved figures that normalise the learned model (docs/predictor-learned.md, "Per-GPU
+// calibration"). Used for every training GPU of a model trained with profile source "probe",
+// and by `hase eval --split leave-gpu-out --calibrate N` for the held-out GPU, whose
+// calibration rows are then excluded from scoring.
+//
+// Rules (each over rows of that GPU that are pure kernel time, includes_transfer = 0):
+//   fp32 compute: the N fp32 gemm rows with the most FLOPs (none: 1x1 ungrouped fp32 convs, none:
+//     any fp32 conv); fp32_tflops = max over them of flops / latency.
+//   fp16 compute: the same on float16 rows; written to tensor_fp16_tflops on GPUs with tensor
+//     cores, else to fp16_tflops (the figure FiguresRoofline uses for float16 conv/gemm).
+//   DRAM bandwidth: the N elementwise fp32/fp16 rows with the most bytes;
+//     dram_gbps = max of bytes / latency (a large-copy probe).
+//   Dispatch floor, per source: the N elementwise rows with the fewest bytes;
+//     floor_ms[source] = their median latency (an empty-kernel launch probe, as the framework
+//     of that source dispatches it).
+// A figure without candidate rows stays 0 (the model then uses its fallback). N = rows_per_probe.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "hase/hw/gpu_spec.h"
+#include "hase/predict/features.h"
+#include "hase/predict/kernel_sample.h"
+
+namespace hase::predict {
+
+struct ProbeEmulation {
+  NormFigures figures;             // achieved TFLOP/s and GB/s; 0 = not probed
+  std::vector<size_t> rows_used;   // indices (into `rows`) of the rows the probes read, sorted
+};
+
+// `idx`: the indices of rows that belong to the GPU `gpu` (the caller selects them).
+// Deterministic: ties are broken by row index.
+ProbeEmulation EmulateProbe(const std::vector<KernelSample>& rows, const std::vector<size_t>& idx,
+                            const GpuSpec& gpu, size_t rows_per_probe);
+
+}  // namespace hase::predict
