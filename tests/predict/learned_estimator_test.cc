@@ -118,6 +118,34 @@ TEST(LearnedEstimatorTest, EstimatesDeviceTimeAndDefersUnknownFamilies) {
   auto u = est.Estimate(relu, ctx);
   ASSERT_FALSE(u.ok());
   EXPECT_TRUE(u.status().IsUnsupported());  // PredictModel falls back to the analytic model
+
+  // A model trained on probe figures: a measured profile moves the prediction, a derived one
+  // does not (the model's own figures for T4 are used).
+  o.profile_source = "probe";
+  auto pm = LearnedKernelModel::Train(rows, *gpus, o);
+  ASSERT_TRUE(pm.ok());
+  LearnedEstimator pest(std::move(pm).value());
+  auto base = pest.Estimate(FusedConvKernel(), ctx);
+  ASSERT_TRUE(base.ok());
+  auto own = pest.model().Predict({s}, {&t4}, false);
+  ASSERT_TRUE(own.ok());
+  EXPECT_DOUBLE_EQ(base->latency_ms, (*own)[0] + LearnedEstimator::kDeviceFloorMs);
+  MicrobenchmarkProfile measured = profile;
+  measured.measured = true;
+  measured.fp32_tflops = pest.model().FiguresFor(t4).fp32_tflops /
+                         pest.model().FiguresFromMeasuredProfile(profile).fp32_tflops *
+                         profile.fp32_tflops;  // the model's own T4 figure: same prediction
+  ExecutionContext same{t4, measured, idle, Precision::kFp32};
+  auto e1 = pest.Estimate(FusedConvKernel(), same);
+  ASSERT_TRUE(e1.ok());
+  measured.fp32_tflops *= 0.5;  // half the measured FP32 throughput
+  ExecutionContext slow{t4, measured, idle, Precision::kFp32};
+  auto e2 = pest.Estimate(FusedConvKernel(), slow);
+  ASSERT_TRUE(e2.ok());
+  const double d1 = e1->latency_ms - LearnedEstimator::kDeviceFloorMs;
+  const double d2 = e2->latency_ms - LearnedEstimator::kDeviceFloorMs;
+  EXPECT_GT(d2 / d1, 1.3);  // compute-bound conv: slower with a slower measured GPU
+  EXPECT_LT(d2 / d1, 2.3);
 }
 
 }  // namespace

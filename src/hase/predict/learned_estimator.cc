@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <map>
 
 namespace hase::predict {
 
@@ -136,8 +137,13 @@ Result<KernelEstimate> LearnedEstimator::Estimate(const Kernel& kernel,
   KernelSample s = KernelToSample(kernel, ctx.precision);
   s.gpu = ctx.gpu.id;
   s.load = ctx.load;
+  // A measured profile moves the normaliser (models trained on probe figures only).
+  std::map<std::string, NormFigures> figures;
+  if (ctx.profile.measured && model_.UsesProbeFigures()) {
+    figures[ctx.gpu.id] = model_.FiguresFromMeasuredProfile(ctx.profile);
+  }
   HASE_ASSIGN_OR_RETURN(std::vector<double> pred,
-                        model_.Predict({s}, {&ctx.gpu}, /*include_dispatch_floor=*/false));
+                        model_.Predict({s}, {&ctx.gpu}, /*include_dispatch_floor=*/false, figures));
   if (pred.empty() || !std::isfinite(pred[0])) {
     return Status::Unsupported("learned model gave no prediction", kernel.type);
   }

@@ -6,7 +6,11 @@
 // predicted as a kernel of the "neusight" software stack (PyTorch 2.1 + cuDNN 8.9: the most
 // recent of the training sources, closest to ORT's CUDA EP which also calls cuDNN/cuBLAS), on
 // ctx.gpu under ctx.load, WITHOUT the dispatch floor (KernelEstimate is device time; the runtime's
-// own dispatch cost is added by PredictModel), plus kDeviceFloorMs.
+// own dispatch cost is added by PredictModel), plus kDeviceFloorMs. A measured profile
+// (ctx.profile.measured, `hase predict --profile`) replaces the model's normaliser figures of
+// ctx.gpu (LearnedKernelModel::FiguresFromMeasuredProfile) when the model was trained on probe
+// figures; otherwise the model's own figures are used (stored for training GPUs, datasheet ×
+// fallback efficiency for others).
 //
 // Returns Unsupported (PredictModel falls back to the analytic estimator) for a family without a
 // booster, or whose booster saw fewer than kMinKernelRows rows of pure kernel time (e.g. pooling,

@@ -177,7 +177,9 @@ LearnedKernelModel::~LearnedKernelModel() = default;
 LearnedKernelModel::LearnedKernelModel(LearnedKernelModel&&) noexcept = default;
 LearnedKernelModel& LearnedKernelModel::operator=(LearnedKernelModel&&) noexcept = default;
 
-bool LearnedKernelModel::HasFamily(KernelFamily f) const { return boosters_.count(f) > 0; }
+bool LearnedKernelModel::HasFamily(KernelFamily f) const {
+  return boosters_.count({f, false}) > 0 || boosters_.count({f, true}) > 0;
+}
 
 size_t LearnedKernelModel::KernelRows(KernelFamily f) const {
   auto it = kernel_rows_.find(f);
@@ -186,7 +188,9 @@ size_t LearnedKernelModel::KernelRows(KernelFamily f) const {
 
 std::vector<KernelFamily> LearnedKernelModel::families() const {
   std::vector<KernelFamily> out;
-  for (const auto& [f, b] : boosters_) out.push_back(f);
+  for (const auto& [key, b] : boosters_) {
+    if (out.empty() || out.back() != key.first) out.push_back(key.first);
+  }
   return out;
 }
 
@@ -207,6 +211,15 @@ NormFigures LearnedKernelModel::FiguresFor(const GpuSpec& gpu, const NormFigures
   auto it = probe_figures_.find(gpu.id);
   if (it != probe_figures_.end()) apply(it->second);
   if (override != nullptr) apply(*override);
+  return f;
+}
+
+NormFigures LearnedKernelModel::FiguresFromMeasuredProfile(const MicrobenchmarkProfile& p) const {
+  NormFigures f;
+  f.fp32_tflops = fallback_eff_.fp32_tflops * p.fp32_tflops;
+  f.fp16_tflops = fallback_eff_.fp16_tflops * p.fp16_tflops;
+  f.tensor_fp16_tflops = p.tensor_fp16_tflops;
+  f.dram_gbps = p.dram_bandwidth_gbps;
   return f;
 }
 
@@ -295,17 +308,18 @@ Result<LearnedKernelModel> LearnedKernelModel::Train(const std::vector<KernelSam
     groups[rows[i].source + "|" + gpus[i]->id + "|" + KernelFamilyName(rows[i].family)].push_back(i);
   }
   std::mt19937_64 rng(options.seed);
-  std::map<KernelFamily, std::vector<size_t>> by_family;
+  std::map<BoosterKey, std::vector<size_t>> by_family;
   for (auto& [key, g] : groups) {
     if (options.max_rows_per_group > 0 && g.size() > options.max_rows_per_group) {
       for (size_t i = g.size(); i > 1; --i) std::swap(g[i - 1], g[rng() % i]);
       g.resize(options.max_rows_per_group);
       std::sort(g.begin(), g.end());
     }
-    for (size_t i : g) by_family[rows[i].family].push_back(i);
+    for (size_t i : g) by_family[{rows[i].family, rows[i].includes_transfer}].push_back(i);
   }
   for (auto& [family, idx] : by_family) std::sort(idx.begin(), idx.end());
-  for (const auto& [family, idx] : by_family) {
+  for (const auto& [key, idx] : by_family) {
+    const KernelFamily family = key.first;
     if (idx.size() < options.min_family_rows) continue;
     if (!options.only_families.empty() &&
         std::find(options.only_families.begin(), options.only_families.end(), family) ==
@@ -349,9 +363,9 @@ Result<LearnedKernelModel> LearnedKernelModel::Train(const std::vector<KernelSam
     HASE_RETURN_IF_ERROR(booster->Set("nthread", std::to_string(std::max(options.nthread, 1))));
     HASE_RETURN_IF_ERROR(booster->Set("verbosity", "0"));
     for (int it = 0; it < options.rounds; ++it) HASE_RETURN_IF_ERROR(booster->Update(it, d.get()));
-    model.boosters_[family] = std::move(booster);
-    model.rows_[family] = idx.size();
-    model.kernel_rows_[family] = kernel_rows;
+    model.boosters_[key] = std::move(booster);
+    model.rows_[key] = idx.size();
+    model.kernel_rows_[family] += kernel_rows;
   }
   return model;
 }
@@ -370,12 +384,14 @@ Result<std::vector<double>> LearnedKernelModel::Predict(const std::vector<Kernel
   std::vector<double> out(samples.size(), std::numeric_limits<double>::quiet_NaN());
   const size_t nf = FeatureNames().size();
   const std::vector<size_t> load_idx = LoadFeatureIndices();
-  std::map<KernelFamily, std::vector<size_t>> by_family;
+  std::map<BoosterKey, std::vector<size_t>> by_family;
   for (size_t i = 0; i < samples.size(); ++i) {
-    if (HasFamily(samples[i].family)) by_family[samples[i].family].push_back(i);
+    BoosterKey key{samples[i].family, samples[i].includes_transfer};
+    if (!boosters_.count(key)) key.second = !key.second;  // the other kind, if any
+    if (boosters_.count(key)) by_family[key].push_back(i);
   }
   std::lock_guard<std::mutex> lock(*mu_);
-  for (const auto& [family, idx] : by_family) {
+  for (const auto& [key, idx] : by_family) {
     std::vector<float> x;
     x.reserve(idx.size() * nf);
     for (size_t i : idx) {
@@ -388,7 +404,7 @@ Result<std::vector<double>> LearnedKernelModel::Predict(const std::vector<Kernel
     }
     DMatrix d;
     HASE_RETURN_IF_ERROR(d.Create(x, idx.size(), nf));
-    HASE_ASSIGN_OR_RETURN(std::vector<float> y, boosters_.at(family)->Predict(d.get()));
+    HASE_ASSIGN_OR_RETURN(std::vector<float> y, boosters_.at(key)->Predict(d.get()));
     for (size_t j = 0; j < idx.size(); ++j) {
       const KernelSample& s = samples[idx[j]];
       const GpuSpec& g = *gpus[idx[j]];
@@ -414,13 +430,13 @@ std::string LearnedKernelModel::ToJsonText() const {
   j["fallback_efficiency"] = FiguresToJson(fallback_eff_);
   j["probe_floor_median"] = probe_floor_median_;
   json fams = json::object();
-  for (const auto& [f, b] : boosters_) {
+  for (const auto& [key, b] : boosters_) {
     auto text = b->SaveJson();
     json entry;
-    entry["rows"] = rows_.at(f);
-    entry["kernel_rows"] = KernelRows(f);
+    entry["rows"] = rows_.at(key);
     entry["booster"] = text.ok() ? json::parse(text.value()) : json();
-    fams[KernelFamilyName(f)] = std::move(entry);
+    fams[std::string(KernelFamilyName(key.first)) + (key.second ? "+transfer" : "")] =
+        std::move(entry);
   }
   j["families"] = std::move(fams);
   return j.dump();
@@ -465,16 +481,18 @@ Result<LearnedKernelModel> LearnedKernelModel::FromJsonText(const std::string& t
     if (j.contains("fallback_efficiency")) m.fallback_eff_ = FiguresFromJson(j["fallback_efficiency"]);
     m.probe_floor_median_ = j.value("probe_floor_median", std::map<std::string, double>());
     for (const auto& [name, entry] : j.at("families").items()) {
+      const bool transfer = name.ends_with("+transfer");
+      const std::string fname = transfer ? name.substr(0, name.size() - 9) : name;
       KernelFamily f;
-      if (!ParseKernelFamily(name, &f)) {
+      if (!ParseKernelFamily(fname, &f)) {
         return Status::InvalidArgument("unknown family '" + name + "' in model", where);
       }
       auto b = std::make_unique<Booster>();
       HASE_RETURN_IF_ERROR(b->Create(nullptr));
       HASE_RETURN_IF_ERROR(b->LoadJson(entry.at("booster").dump()));
-      m.boosters_[f] = std::move(b);
-      m.rows_[f] = entry.value("rows", size_t{0});
-      m.kernel_rows_[f] = entry.value("kernel_rows", size_t{0});
+      m.boosters_[{f, transfer}] = std::move(b);
+      m.rows_[{f, transfer}] = entry.value("rows", size_t{0});
+      if (!transfer) m.kernel_rows_[f] = entry.value("rows", size_t{0});
     }
   } catch (const json::exception& e) {
     return Status::Parse(std::string("malformed model file: ") + e.what(), where);

@@ -16,10 +16,14 @@
 // measuring host and framework and is not carried to kernels predicted for a runtime
 // (KernelLatencyEstimator adapters pass include_dispatch_floor = false).
 //
+// One booster per family for kernel times and, where such rows exist, one for timings that
+// include host copies ("conv+transfer"); a sample uses the booster of its kind, else the other.
+//
 // File: gzip-compressed JSON {"format": "hase-learned-kernel-model", "version": 2, "features":
 // [...], "train_options": {...}, "floors": {...}, "probe_figures": {gpu: {...}},
-// "fallback_efficiency": {...}, "families": {"conv": {"rows": n, "booster": <XGBoost JSON
-// model>}, ...}}. A file with another format or version is refused.
+// "fallback_efficiency": {...}, "probe_floor_median": {...}, "families": {"conv": {"rows": n,
+// "booster": <XGBoost JSON model>}, "conv+transfer": {...}, ...}}. A file with another format
+// or version is refused.
 //
 // Thread-safety: const methods may be called concurrently (prediction is serialised inside).
 #pragma once
@@ -117,6 +121,11 @@ class LearnedKernelModel {
   // else the training GPU's probe figures, else datasheet × fallback efficiency; datasheet peaks
   // with profile source "datasheet". Every field is filled (> 0 where the datasheet is).
   NormFigures FiguresFor(const GpuSpec& gpu, const NormFigures* override = nullptr) const;
+  // Normaliser figures from a hase-probe profile (docs/microbenchmark-profile.md): DRAM copy
+  // bandwidth and the FP16 tensor GEMM figure as measured; the profile's FP32 / FP16 figures are
+  // FMA-chain peaks (the sustained clock), not GEMMs, so they are scaled by the training GPUs'
+  // median GEMM efficiency (fallback efficiency): fp32 = fallback.fp32 × profile.fp32_tflops.
+  NormFigures FiguresFromMeasuredProfile(const MicrobenchmarkProfile& p) const;
   // Whether the model was trained with achieved (probe) figures.
   bool UsesProbeFigures() const { return options_.profile_source == "probe"; }
   const std::map<std::string, NormFigures>& probe_figures() const { return probe_figures_; }
@@ -129,8 +138,12 @@ class LearnedKernelModel {
 
  private:
   LearnedTrainOptions options_;
-  std::map<KernelFamily, std::unique_ptr<Booster>> boosters_;
-  std::map<KernelFamily, size_t> rows_;
+  // One booster per (family, includes_transfer): timings with host copies (bencyq_hase) are a
+  // different measurement and get their own trees, so a kernel-time prediction never lands in
+  // a leaf fitted on host-copy timings of a GPU with a similar datasheet.
+  using BoosterKey = std::pair<KernelFamily, bool>;
+  std::map<BoosterKey, std::unique_ptr<Booster>> boosters_;
+  std::map<BoosterKey, size_t> rows_;
   std::map<KernelFamily, size_t> kernel_rows_;
   std::map<std::string, double> floors_;          // "source|gpu|op" → ms
   std::map<std::string, double> default_floors_;  // "source|op" → ms

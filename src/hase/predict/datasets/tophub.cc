@@ -6,8 +6,10 @@
 // A[b,M,K] x B[b,N,K]^T → gemm batch b, m M, n N, k K. pad = pad_top / pad_left (TVM order
 // top, left, bottom, right; asymmetric pads are rare and flagged "asymmetric_pad"). flops comes
 // from the dataset (direct-algorithm count, as ours).
-// GPU names (`-model=`): titanx → "TITAN X (Pascal)" (assumed: TVM's 2018 tuning server;
-// recorded in docs/predictor-learned.md), 1080ti, v100 (→ V100 SXM2 16 GB, assumed).
+// GPU names (`-model=`): titanx → "GeForce GTX TITAN X" (Maxwell): on the 160 workloads both
+// targets tuned, titanx is 1.90× slower than 1080ti (median; quartiles 1.75–2.02), as the
+// Maxwell card's 6.7 TFLOP/s / 336 GB/s against 11.3 / 484 predicts, not the Pascal TITAN X
+// (11 TFLOP/s, 480 GB/s, ≈ 1.0×); 1080ti; v100 (→ V100 SXM2 16 GB, assumed).
 // Dropped: Jetson TX2 / Nano targets (integrated GPUs sharing LPDDR with the CPU: not scheduling
 // targets and not in the catalog; 362 rows), conv2d_transpose and conv1d_transpose (output-size
 // semantics differ; 9 rows).
@@ -24,7 +26,7 @@ using datasets_internal::RowReader;
 
 namespace {
 std::string MapGpu(const std::string& model) {
-  if (model == "titanx") return "TITAN X (Pascal)";
+  if (model == "titanx") return "GeForce GTX TITAN X";
   if (model == "1080ti") return "GeForce GTX 1080 Ti";
   if (model == "v100") return "Tesla V100-SXM2-16GB";
   return model;
