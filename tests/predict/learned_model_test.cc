@@ -214,6 +214,48 @@ TEST(LearnedModelTest, ProbeFiguresNormaliseAndAProfileMovesThePrediction) {
   EXPECT_DOUBLE_EQ(sheet->FiguresFor(l4).fp32_tflops, l4.fp32_tflops);
 }
 
+TEST(LearnedModelTest, FloorProbeScalesTheDefaultFloorOfAnUnseenGpu) {
+  // Elementwise adds on 3 GPUs with host floors 0.02 / 0.03 / 0.05 ms + bytes / bandwidth.
+  std::vector<KernelSample> rows;
+  const char* names[] = {"T4", "V100-SXM2-16GB", "A100-SXM4-40GB"};
+  const double floor_ms[] = {0.02, 0.03, 0.05};
+  for (int i = 0; i < 300; ++i) {
+    KernelSample s;
+    s.source = "probe";
+    s.gpu = names[i % 3];
+    s.family = KernelFamily::kElementwise;
+    s.op = "add";
+    s.elements = int64_t{1024} << (i % 12);
+    s.where = "synthetic:" + std::to_string(i);
+    FillDerived(s);
+    rows.push_back(s);
+  }
+  auto gpus = ResolveGpus(rows, Catalog());
+  ASSERT_TRUE(gpus.ok());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    rows[i].latency_ms = floor_ms[i % 3] + rows[i].bytes / ((*gpus)[i]->memory_bandwidth_gbps * 1e6);
+  }
+  LearnedTrainOptions o = Tiny();
+  o.profile_source = "probe";
+  auto model = LearnedKernelModel::Train(rows, *gpus, o);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  // The floor probe of each training GPU is its 3 smallest adds ≈ its host floor; the median
+  // over GPUs ≈ 0.03 ms. A held-out GPU whose probe reads twice the median gets twice the
+  // default floor; without a probe, the default (median) floor.
+  const KernelSample& s = rows[0];
+  const double dflt = model->DispatchFloorMs(s, "L4");
+  EXPECT_NEAR(dflt, 0.03, 0.002);
+  std::vector<size_t> v100;
+  for (size_t i = 1; i < rows.size(); i += 3) v100.push_back(i);
+  const NormFigures probe_v100 = EmulateProbe(rows, v100, *(*gpus)[1], 3).figures;
+  ASSERT_EQ(probe_v100.floor_ms.count("probe"), 1u);
+  NormFigures slow;
+  slow.floor_ms["probe"] = 2 * probe_v100.floor_ms.at("probe");  // V100 is the median GPU
+  EXPECT_NEAR(model->DispatchFloorMs(s, "L4", &slow), 2 * dflt, 1e-12);
+  // A training GPU keeps its own per-op floor.
+  EXPECT_EQ(model->DispatchFloorMs(s, "T4", &slow), model->DispatchFloorMs(s, "T4"));
+}
+
 TEST(EvaluationTest, CalibrationRowsAreExcludedFromScoring) {
   std::vector<const GpuSpec*> gpus;
   std::vector<KernelSample> rows = UnequalGpus(&gpus);

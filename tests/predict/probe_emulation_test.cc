@@ -69,21 +69,27 @@ TEST(ProbeEmulationTest, ReadsTheLargestKernelsOfEachKind) {
   EXPECT_TRUE(EmulateProbe(rows, idx, Spec("T4"), 0).rows_used.empty());
 }
 
-TEST(ProbeEmulationTest, FallsBackToOneByOneConvsWithoutGemms) {
-  KernelSample c3;
-  c3.family = KernelFamily::kConv;
-  c3.op = "conv2d";
-  c3.r = c3.s = 3;
-  c3.flops = 9e9;
-  c3.latency_ms = 0.5;  // Winograd-fast 3x3: not a probe while a 1x1 conv exists
-  KernelSample c1 = c3;
+TEST(ProbeEmulationTest, EachGemmOpIsProbedAndConvsNever) {
+  KernelSample c1;
+  c1.family = KernelFamily::kConv;
+  c1.op = "conv2d";
   c1.r = c1.s = 1;
-  c1.flops = 1e9;
-  c1.latency_ms = 0.25;  // 4 TFLOP/s
-  std::vector<KernelSample> rows = {c3, c1};
-  ProbeEmulation p = EmulateProbe(rows, {0, 1}, Spec("T4"), 3);
-  EXPECT_DOUBLE_EQ(p.figures.fp32_tflops, 4.0);
-  EXPECT_EQ(p.rows_used, (std::vector<size_t>{1}));
+  c1.flops = 9e9;
+  c1.latency_ms = 0.25;  // 36 TFLOP/s (TF32 / Winograd): never a probe
+  KernelSample lin = Gemm(4e9, 1.0);  // 4 TFLOP/s, the largest linear
+  lin.op = "linear";
+  KernelSample bmm = Gemm(1e9, 0.2);  // 5 TFLOP/s, the largest (only) bmm: read too
+  bmm.op = "bmm";
+  KernelSample small_lin = Gemm(1e8, 0.001);  // 100 TFLOP/s but not among the largest linear
+  small_lin.op = "linear";
+  std::vector<KernelSample> rows = {c1, lin, bmm, small_lin};
+  ProbeEmulation p = EmulateProbe(rows, {0, 1, 2, 3}, Spec("T4"), 1);
+  EXPECT_DOUBLE_EQ(p.figures.fp32_tflops, 5.0);
+  EXPECT_EQ(p.rows_used, (std::vector<size_t>{1, 2}));
+  // A GPU with convolutions only gets no compute figure (the model's fallback is used).
+  ProbeEmulation q = EmulateProbe(rows, {0}, Spec("T4"), 3);
+  EXPECT_DOUBLE_EQ(q.figures.fp32_tflops, 0.0);
+  EXPECT_TRUE(q.rows_used.empty());
 }
 
 }  // namespace

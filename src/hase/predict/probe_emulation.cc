@@ -23,25 +23,25 @@ std::vector<size_t> Top(std::vector<size_t> cand, size_t n,
   return cand;
 }
 
-// Achieved TFLOP/s of the compute probe for rows of one precision (fp16 or not).
+// Achieved TFLOP/s of the compute probe for rows of one precision (fp16 or not): the n largest
+// GEMMs of each GEMM op ("linear", "bmm", "gemm", …), max FLOP/s over all of them.
 std::vector<size_t> ComputeProbe(const std::vector<KernelSample>& rows,
                                  const std::vector<size_t>& idx, bool fp16, size_t n,
                                  double* tflops) {
-  std::vector<size_t> gemm, conv1x1, conv;
+  std::map<std::string, std::vector<size_t>> by_op;
   for (size_t i : idx) {
     const KernelSample& s = rows[i];
     if (s.includes_transfer || IsFp16(s) != fp16 || s.latency_ms <= 0 || s.flops <= 0) continue;
-    if (s.family == KernelFamily::kGemm) gemm.push_back(i);
-    if (s.family == KernelFamily::kConv) {
-      conv.push_back(i);
-      if (s.r == 1 && s.s == 1 && s.groups <= 1) conv1x1.push_back(i);
+    if (s.family == KernelFamily::kGemm) by_op[s.op].push_back(i);
+  }
+  std::vector<size_t> used;
+  *tflops = 0;
+  for (const auto& [op, cand] : by_op) {
+    for (size_t i : Top(cand, n, [](const KernelSample& s) { return s.flops; }, rows)) {
+      used.push_back(i);
+      *tflops = std::max(*tflops, rows[i].flops / (rows[i].latency_ms * 1e9));
     }
   }
-  const std::vector<size_t>& cand = !gemm.empty() ? gemm : !conv1x1.empty() ? conv1x1 : conv;
-  std::vector<size_t> used =
-      Top(cand, n, [](const KernelSample& s) { return s.flops; }, rows);
-  *tflops = 0;
-  for (size_t i : used) *tflops = std::max(*tflops, rows[i].flops / (rows[i].latency_ms * 1e9));
   return used;
 }
 

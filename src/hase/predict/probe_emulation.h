@@ -6,8 +6,10 @@
 // calibration rows are then excluded from scoring.
 //
 // Rules (each over rows of that GPU that are pure kernel time, includes_transfer = 0):
-//   fp32 compute: the N fp32 gemm rows with the most FLOPs (none: 1x1 ungrouped fp32 convs, none:
-//     any fp32 conv); fp32_tflops = max over them of flops / latency.
+//   fp32 compute: per GEMM op ("linear", "bmm", "gemm", …), the N fp32 gemm rows with the most
+//     FLOPs; fp32_tflops = max over all of them of flops / latency. Convolutions are never
+//     read (cuDNN picks Winograd/FFT or, on Ampere under PyTorch, TF32 tensor cores: not a
+//     GEMM peak); a GPU without gemm rows gets no compute figure.
 //   fp16 compute: the same on float16 rows; written to tensor_fp16_tflops on GPUs with tensor
 //     cores, else to fp16_tflops (the figure FiguresRoofline uses for float16 conv/gemm).
 //   DRAM bandwidth: the N elementwise fp32/fp16 rows with the most bytes;
