@@ -101,6 +101,31 @@ TEST(PredictCli, MeasuredProfileIsUsed) {
   EXPECT_NE(wrong.err.find("A100-SXM4-40GB"), std::string::npos) << wrong.err;
 }
 
+// The default learned model (data/kernel-model.json.gz, trained on emulated probe figures): a
+// measured T4 profile with half the derived FP32 and DRAM figures makes ResNet-50 slower, and
+// a faster one makes it faster.
+TEST(PredictCli, MeasuredProfileMovesTheLearnedModel) {
+  const std::string dir = ::testing::TempDir();
+  const std::string slow = dir + "/t4_learned_slow.yaml", fast = dir + "/t4_learned_fast.yaml";
+  ASSERT_EQ(RunCommand("printf 'format: hase-microbenchmark-profile/1\\ngpu: Tesla T4\\n"
+                       "fp32_tflops: 2.0\\ndram_bandwidth_gbps: 120\\n' > " + slow).exit_code, 0);
+  ASSERT_EQ(RunCommand("printf 'format: hase-microbenchmark-profile/1\\ngpu: Tesla T4\\n"
+                       "fp32_tflops: 8.0\\ndram_bandwidth_gbps: 300\\n' > " + fast).exit_code, 0);
+  const std::string base = "predict " + Model("resnet50") + " --gpu t4 --batch 16 --format json "
+                           "--model " + hase::testing::SourceDir() + "/data/kernel-model.json.gz";
+  auto own = Hase(base);
+  auto s = Hase(base + " --profile " + slow);
+  auto f = Hase(base + " --profile " + fast);
+  ASSERT_EQ(own.exit_code, 0) << own.err;
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  const double lo = nlohmann::json::parse(own.out)["latency_ms"].get<double>();
+  const double ls = nlohmann::json::parse(s.out)["latency_ms"].get<double>();
+  const double lf = nlohmann::json::parse(f.out)["latency_ms"].get<double>();
+  EXPECT_GT(ls, 1.2 * lo);
+  EXPECT_LT(lf, lo);
+}
+
 TEST(GpusCli, ListsCatalog) {
   auto r = Hase("gpus --format json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
