@@ -12,6 +12,16 @@
 namespace hase::sched {
 namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// "Start the task on `gpu` now, finishing at `end_ms`": clears any wait/claim fields.
+Decision BindNow(int gpu, double now, double end_ms) {
+  Decision d;
+  d.kind = Decision::Kind::kBind;
+  d.gpu = gpu;
+  d.start_ms = now;
+  d.end_ms = end_ms;
+  return d;
+}
 }  // namespace
 
 HasePlugin::Placement HasePlugin::Predict(const Task& task, const GpuState& gpu,
@@ -302,27 +312,17 @@ Decision HasePlugin::Select(const Task& task, const ClusterState& state, const C
       best_cost = cost;
     }
   }
-  Decision d;
-  if (best_pl.start_ms <= now + kTimeEpsMs) {
-    d.kind = Decision::Kind::kBind;
-    d.gpu = best;
-    d.start_ms = now;
-    d.end_ms = best_pl.end_ms;
-    return d;
-  }
+  if (best_pl.start_ms <= now + kTimeEpsMs) return BindNow(best, now, best_pl.end_ms);
   // The task's own reservation has come due: take it.
   const int held = state.ReservedGpuOf(task.id);
   if (held >= 0) {
     const GpuState& g = state.gpus[held];
     const Result<TaskProfile>& p = cycle.profile[g.type];
     if (p.ok() && g.FitsNow(MemoryNeedMib(task, *p))) {
-      d.kind = Decision::Kind::kBind;
-      d.gpu = held;
-      d.start_ms = now;
-      d.end_ms = Predict(task, g, cycle).end_ms;
-      return d;
+      return BindNow(held, now, Predict(task, g, cycle).end_ms);
     }
   }
+  Decision d;
   d.kind = Decision::Kind::kWait;
   d.gpu = best;
   d.claim_gpu = best;
@@ -342,13 +342,7 @@ Decision HasePlugin::Select(const Task& task, const ClusterState& state, const C
   const bool waited_too_long = now - task.arrival_ms >= bound;
   if (!blocked && !waited_too_long) return d;
   if (fits_gpu >= 0) {  // it can start now: stop waiting, start it
-    d.kind = Decision::Kind::kBind;
-    d.gpu = fits_gpu;
-    d.claim_gpu = -1;
-    d.start_ms = now;
-    d.end_ms = Predict(task, state.gpus[fits_gpu], cycle).end_ms;
-    d.reason.clear();
-    return d;
+    return BindNow(fits_gpu, now, Predict(task, state.gpus[fits_gpu], cycle).end_ms);
   }
   // A reservation only if one can be held (Policy::Commit's rule): the search is O(GPUs).
   if (static_cast<int>(state.reservation_of_task.size()) >= max_reservations_) return d;
@@ -356,13 +350,7 @@ Decision HasePlugin::Select(const Task& task, const ClusterState& state, const C
   const int earliest = EarliestStart(task, state, cycle, candidates, &earliest_start);
   if (earliest < 0 || !std::isfinite(earliest_start)) return d;
   if (earliest_start <= now + kTimeEpsMs) {  // it can start now: stop waiting, start it
-    d.kind = Decision::Kind::kBind;
-    d.gpu = earliest;
-    d.claim_gpu = -1;
-    d.start_ms = now;
-    d.end_ms = Predict(task, state.gpus[earliest], cycle).end_ms;
-    d.reason.clear();
-    return d;
+    return BindNow(earliest, now, Predict(task, state.gpus[earliest], cycle).end_ms);
   }
   d.gpu = earliest;
   d.start_ms = earliest_start;
