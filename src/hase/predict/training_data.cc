@@ -1,6 +1,7 @@
 #include "hase/predict/training_data.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 
@@ -15,16 +16,35 @@ namespace hase::predict {
 
 namespace {
 constexpr double kLowThroughputRatio = 0.25;
+constexpr double kSlowOpRatio = 0.75;
+constexpr double kSlowOpMinFlops = 1e9;
+constexpr size_t kSlowOpMinRows = 10;
+
+// Copies, dispatch and background load legitimately lower a row's throughput: such rows are
+// neither flagged nor used as a reference by the throughput rules.
+bool MeasuredAlone(const KernelSample& s) {
+  if (s.includes_transfer) return false;
+  for (const auto& f : {s.load.sm_active, s.load.sm_occupancy, s.load.dram_active,
+                        s.load.pipe_tensor_active, s.load.gr_engine_active, s.load.gpu_util}) {
+    if (f.has_value() && *f > 0) return false;
+  }
+  return true;
 }
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[(v.size() - 1) / 2];
+}
+}  // namespace
+
+bool ThroughputComparable(const KernelSample& s) { return MeasuredAlone(s); }
 
 size_t FlagLowThroughput(std::vector<KernelSample>& rows, const std::vector<const GpuSpec*>& gpus) {
   std::map<std::string, std::vector<size_t>> groups;
   for (size_t i = 0; i < rows.size(); ++i) {
     const auto f = rows[i].family;
     if (f != KernelFamily::kConv && f != KernelFamily::kGemm) continue;
-    // TODO: skip rows with includes_transfer or a recorded load (copies and background load
-    // legitimately lower the throughput; today 6 bencyq_hase rows get flagged). Changing it
-    // changes the default model: retrain data/kernel-model.json.gz in the same commit.
+    if (!MeasuredAlone(rows[i])) continue;
     groups[rows[i].source + "#" + ShapeKey(rows[i])].push_back(i);
   }
   size_t flagged = 0;
@@ -45,6 +65,55 @@ size_t FlagLowThroughput(std::vector<KernelSample>& rows, const std::vector<cons
       if (eff[j] < kLowThroughputRatio * med && !s.HasFlag("suspect_low_flops")) {
         s.flags.push_back("suspect_low_flops");
         ++flagged;
+      }
+    }
+  }
+  return flagged;
+}
+
+size_t FlagSlowOp(std::vector<KernelSample>& rows) {
+  // (source, quarter decade of FLOP) -> op -> gpu -> row indices
+  using ByGpu = std::map<std::string, std::vector<size_t>>;
+  std::map<std::pair<std::string, int>, std::map<std::string, ByGpu>> bins;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const KernelSample& s = rows[i];
+    if (s.family != KernelFamily::kGemm || s.flops < kSlowOpMinFlops || s.latency_ms <= 0) continue;
+    if (!MeasuredAlone(s)) continue;
+    const int bin = static_cast<int>(std::floor(4.0 * std::log10(s.flops)));
+    bins[{s.source, bin}][s.op][s.gpu].push_back(i);
+  }
+  size_t flagged = 0;
+  for (auto& [key, ops] : bins) {
+    // Median FLOP/ms per (op, gpu) where the group has enough rows.
+    std::map<std::string, std::map<std::string, double>> med;
+    for (const auto& [op, by_gpu] : ops) {
+      for (const auto& [gpu, idx] : by_gpu) {
+        if (idx.size() < kSlowOpMinRows) continue;
+        std::vector<double> t;
+        for (size_t i : idx) t.push_back(rows[i].flops / rows[i].latency_ms);
+        med[op][gpu] = Median(std::move(t));
+      }
+    }
+    for (const auto& [op, by_op_gpu] : med) {
+      for (const auto& [other, by_other_gpu] : med) {
+        if (other == op) continue;
+        std::map<std::string, double> rel;  // gpu -> median(op) / median(other)
+        for (const auto& [gpu, m] : by_op_gpu) {
+          auto it = by_other_gpu.find(gpu);
+          if (it != by_other_gpu.end()) rel[gpu] = m / it->second;
+        }
+        for (const auto& [gpu, r] : rel) {
+          std::vector<double> rest;
+          for (const auto& [g, v] : rel) {
+            if (g != gpu) rest.push_back(v);
+          }
+          if (rest.size() < 2 || r >= kSlowOpRatio * Median(std::move(rest))) continue;
+          for (size_t i : ops[op][gpu]) {
+            if (rows[i].HasFlag("suspect_slow_op")) continue;
+            rows[i].flags.push_back("suspect_slow_op");
+            ++flagged;
+          }
+        }
       }
     }
   }
@@ -74,6 +143,12 @@ Result<TrainingData> LoadTrainingData(const std::vector<std::string>& paths,
     data.notes.push_back(fmt::format(
         "flagged {} conv/gemm rows suspect_low_flops (< 1/4 of the same shape's throughput "
         "fraction on the other GPUs)", low));
+  }
+  const size_t slow = FlagSlowOp(data.rows);
+  if (slow > 0) {
+    data.notes.push_back(fmt::format(
+        "flagged {} gemm rows suspect_slow_op (an op >= 1e9 FLOP that is, relative to the other "
+        "GEMM op of similar FLOP on the same GPU, < 3/4 as fast as on the other GPUs)", slow));
   }
   if (!options.keep_suspect) {
     std::map<std::string, size_t> dropped;
