@@ -59,6 +59,25 @@ TEST(FlagSlowOpTest, FlagsAnOpThatIsRelativelySlowOnOneGpu) {
   EXPECT_EQ(FlagSlowOp(rows), 0u);  // flagged rows are not counted twice
 }
 
+// Above the highest bin where an op can be compared (no other op that large), the verdict of
+// that bin carries over: D's linear rows at 2e11 FLOP (bin 45, no bmm there) are flagged
+// because D's linear was flagged at 2e10; A's are not.
+TEST(FlagSlowOpTest, VerdictOfTheHighestComparableBinCarriesUpward) {
+  std::vector<KernelSample> rows;
+  const std::map<std::string, double> linear_ms = {{"A", 1.0}, {"B", 1.0}, {"C", 1.0}, {"D", 2.0}};
+  for (const auto& [gpu, ms] : linear_ms) {
+    for (int i = 0; i < 10; ++i) {
+      rows.push_back(On(gpu, Gemm("bmm", 2e10, 1.0)));
+      rows.push_back(On(gpu, Gemm("linear", 2e10, ms)));
+    }
+    rows.push_back(On(gpu, Gemm("linear", 2e11, 10.0 * ms)));
+  }
+  EXPECT_EQ(FlagSlowOp(rows), 11u);
+  for (const auto& r : rows) {
+    EXPECT_EQ(r.HasFlag("suspect_slow_op"), r.gpu == "D" && r.op == "linear") << r.gpu << r.flops;
+  }
+}
+
 TEST(FlagSlowOpTest, ThroughputComparableExcludesCopiesAndLoad) {
   KernelSample s = Gemm("linear", 1e10, 1.0);
   EXPECT_TRUE(ThroughputComparable(s));

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -83,6 +84,8 @@ size_t FlagSlowOp(std::vector<KernelSample>& rows) {
     bins[{s.source, bin}][s.op][s.gpu].push_back(i);
   }
   size_t flagged = 0;
+  // (source, op, gpu) -> (highest bin where it was compared, flagged there); bins ascend.
+  std::map<std::tuple<std::string, std::string, std::string>, std::pair<int, bool>> last;
   for (auto& [key, ops] : bins) {
     // Median FLOP/ms per (op, gpu) where the group has enough rows.
     std::map<std::string, std::map<std::string, double>> med;
@@ -107,12 +110,31 @@ size_t FlagSlowOp(std::vector<KernelSample>& rows) {
           for (const auto& [g, v] : rel) {
             if (g != gpu) rest.push_back(v);
           }
-          if (rest.size() < 2 || r >= kSlowOpRatio * Median(std::move(rest))) continue;
+          if (rest.size() < 2) continue;
+          const bool slow = r < kSlowOpRatio * Median(std::move(rest));
+          auto& l = last[{key.first, op, gpu}];
+          if (l.first != key.second) l = {key.second, false};
+          l.second = l.second || slow;
+          if (!slow) continue;
           for (size_t i : ops[op][gpu]) {
             if (rows[i].HasFlag("suspect_slow_op")) continue;
             rows[i].flags.push_back("suspect_slow_op");
             ++flagged;
           }
+        }
+      }
+    }
+  }
+  // Above the highest comparable bin (no other op that large), the verdict of that bin holds.
+  for (const auto& [key, ops] : bins) {
+    for (const auto& [op, by_gpu] : ops) {
+      for (const auto& [gpu, idx] : by_gpu) {
+        auto it = last.find({key.first, op, gpu});
+        if (it == last.end() || !it->second.second || key.second <= it->second.first) continue;
+        for (size_t i : idx) {
+          if (rows[i].HasFlag("suspect_slow_op")) continue;
+          rows[i].flags.push_back("suspect_slow_op");
+          ++flagged;
         }
       }
     }

@@ -43,7 +43,9 @@ size_t FlagLowThroughput(std::vector<KernelSample>& rows, const std::vector<cons
 // of FLOP (bin floor(4 log10 FLOP), gemm rows >= 1e9 FLOP, ThroughputComparable only): for each
 // (op, GPU) with >= 10 rows in the bin, rel = median FLOP/ms of the op / median FLOP/ms of
 // another op on the same GPU; when rel < 3/4 of the median rel of the other GPUs (>= 2 of them),
-// every row of that (op, GPU, bin) is flagged "suspect_slow_op". Per-row FLOP/s ratios on one
+// every row of that (op, GPU, bin) is flagged "suspect_slow_op". Rows of an (op, GPU) in bins
+// above the highest bin where it could be compared (no other op that large, or < 10 rows) take
+// that bin's verdict. Per-row FLOP/s ratios on one
 // GPU cancel its peak, so no datasheet figure enters. Returns the number of rows flagged.
 size_t FlagSlowOp(std::vector<KernelSample>& rows);
 
