@@ -21,6 +21,7 @@ struct KernelsFlags {
 
 int RunKernels(const KernelsFlags& f) {
   KernelListOptions o;
+  if (f.batch < 1) return Fail(Status::InvalidArgument("--batch must be >= 1", "--batch"));
   o.batch = f.batch;
   o.profile = f.profile;
   o.strict = f.strict;
@@ -53,8 +54,7 @@ Command AddKernelsCommand(CLI::App& parent) {
   c.app = parent.add_subcommand(
       "kernels", "List the kernels a runtime launches for an ONNX model, with FLOPs and bytes");
   c.app->add_option("model", flags->model, "ONNX model file (.onnx)")->required();
-  c.app->add_option("--batch", flags->batch, "batch size bound to the inputs' dim 0 (default 1)")
-      ->check(CLI::PositiveNumber);
+  c.app->add_option("--batch", flags->batch, "batch size bound to the inputs' dim 0 (default 1)");
   c.app->add_option("--input-shape", flags->input_shape,
                     "dims of the first input after the batch, e.g. 3x640x640");
   c.app->add_option("--profile", flags->profile, "fusion profile: ort-cuda (default), ort-cpu, none");

@@ -4,7 +4,9 @@
 // reservations, decision time and the distance to a makespan lower bound.
 #include <cstdio>
 #include <algorithm>
+#include <filesystem>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -55,6 +57,29 @@ Result<std::vector<std::string>> ParsePolicies(const std::string& spec) {
   return out;
 }
 
+// Every model of the workload must exist before anything runs: a typo is one error, not a run
+// whose tasks are all rejected.
+Status CheckModelsExist(const std::vector<sched::Task>& tasks, const sim::PredictorOracle& oracle,
+                        const std::string& workload, const std::string& models_dir) {
+  std::set<std::string> seen;
+  for (const sched::Task& t : tasks) {
+    if (!seen.insert(t.model).second) continue;
+    const std::string path = oracle.ModelPath(t.model);
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(path, ec)) continue;
+    const bool is_path = path == t.model;
+    return Status::InvalidArgument(
+        is_path ? fmt::format("task '{}': model file '{}' not found", t.name, path)
+                : fmt::format("task '{}': unknown model '{}' (no {})", t.name, t.model, path),
+        workload.empty() ? "<default workload>" : workload,
+        is_path ? "give an existing .onnx path (relative paths are read from the current "
+                  "directory)"
+                : fmt::format("use a zoo name from {} (e.g. resnet50, yolov8n) or an .onnx path",
+                              models_dir));
+  }
+  return Status::OK();
+}
+
 int Run(const SimulateFlags& f) {
   auto catalog = GpuCatalog::Load(f.catalog);
   if (!catalog.ok()) return Fail(catalog.status());
@@ -77,6 +102,16 @@ int Run(const SimulateFlags& f) {
   sim::PredictorOracleOptions po;
   po.models_dir = f.models;
   auto oracle = std::make_shared<sim::PredictorOracle>(*catalog, po);
+  if (Status s = CheckModelsExist(*tasks, *oracle, f.workload, f.models); !s.ok()) return Fail(s);
+  if (!f.out.empty()) {  // fail on an unusable --out now, not after a long run
+    std::error_code ec;
+    std::filesystem::create_directories(f.out, ec);
+    if (ec || !std::filesystem::is_directory(f.out, ec)) {
+      return Fail(Status::IO(fmt::format("cannot create output directory '{}': {}", f.out,
+                                         ec ? ec.message() : "a file of that name exists"),
+                             "--out", "give a writable directory path"));
+    }
+  }
 
   sim::ExperimentOptions eo;
   eo.policies = *policies;

@@ -96,6 +96,11 @@ TEST(WorkloadFileTest, BadInputsNameTheLine) {
   auto e = ParseWorkloadCsv("model,batch_size,arrival_s\nresnet50,8,0.5\n", "w.csv");
   ASSERT_TRUE(e.ok());
   EXPECT_DOUBLE_EQ((*e)[0].arrival_ms, 500);
+  // A misspelt YAML key is refused (as an unknown CSV column is), not defaulted.
+  auto f = ParseWorkloadYaml("tasks:\n  - {model: resnet50,\n     arival_s: 3}\n", "w.yaml");
+  ASSERT_FALSE(f.ok());
+  EXPECT_NE(f.status().message().find("unknown task key 'arival_s'"), std::string::npos);
+  EXPECT_EQ(f.status().where(), "w.yaml:3");
 }
 
 }  // namespace

@@ -64,6 +64,21 @@ TEST(SimulateCliTest, BadInputsExitNonZeroWithWhere) {
   EXPECT_NE(r.err.find("unknown policy 'fifo'"), std::string::npos) << r.err;
   r = RunCommand(HaseBin() + " simulate --workload /nonexistent/w.yaml");
   EXPECT_NE(r.exit_code, 0);
+  // An unknown zoo name or a missing ONNX file fails the run up front, naming the task.
+  {
+    std::ofstream(d + "/w.csv") << "name,model,batch_size\nok,resnet18,8\ntypo,resnet9000,8\n";
+    std::ofstream(d + "/p.csv") << "name,model,batch_size\nmine,/nonexistent/m.onnx,8\n";
+  }
+  r = RunCommand(HaseBin() + " simulate --policy rr --workload " + d + "/w.csv");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("task 'typo': unknown model 'resnet9000'"), std::string::npos) << r.err;
+  r = RunCommand(HaseBin() + " simulate --policy rr --workload " + d + "/p.csv");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("model file '/nonexistent/m.onnx' not found"), std::string::npos) << r.err;
+  // An unusable --out fails before the run.
+  r = RunCommand(HaseBin() + " simulate --policy rr --out " + d + "/w.csv/out");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("cannot create output directory"), std::string::npos) << r.err;
 }
 
 // A task bigger than every GPU is rejected with a reason; the run still completes.

@@ -13,6 +13,10 @@
 namespace hase::sched {
 namespace {
 
+// The task fields, as YAML keys and CSV columns.
+constexpr const char* kColumns[] = {"name",    "model",     "batch_size", "input_size", "num_batches",
+                                    "samples", "arrival_s", "priority",   "memory_mib"};
+
 // Fields of one task before checks. Absent optional → default.
 struct RawTask {
   std::optional<std::string> name, model;
@@ -100,6 +104,14 @@ Result<std::vector<Task>> ParseWorkloadYaml(std::string_view text, const std::st
   for (const YAML::Node& e : list) {
     const std::string at = yaml::At(where, e);
     if (!e.IsMap()) return Status::InvalidArgument("a task must be a map", at);
+    for (const auto& kv : e) {  // a misspelt key must not silently fall back to a default
+      const std::string key = kv.first.as<std::string>("");
+      if (std::find(std::begin(kColumns), std::end(kColumns), key) == std::end(kColumns)) {
+        return Status::InvalidArgument(fmt::format("unknown task key '{}'", key),
+                                       yaml::At(where, kv.first),
+                                       fmt::format("keys: {}", fmt::join(kColumns, ", ")));
+      }
+    }
     RawTask r;
     HASE_ASSIGN_OR_RETURN(r.name, yaml::Field<std::string>(e, "name", where));
     HASE_ASSIGN_OR_RETURN(r.model, yaml::Field<std::string>(e, "model", where));
@@ -132,8 +144,6 @@ Result<std::vector<Task>> ParseWorkloadCsv(std::string_view text, const std::str
     if (!l.empty() && l.back() == ',') out.push_back("");
     return out;
   };
-  static const char* kColumns[] = {"name", "model", "batch_size", "input_size", "num_batches",
-                                   "samples", "arrival_s", "priority", "memory_mib"};
   while (std::getline(in, line)) {
     ++line_no;
     if (Trim(line).empty() || Trim(line)[0] == '#') continue;
