@@ -264,6 +264,9 @@ TEST(OnnxLoader, ResolutionAModelFixesFailsWithAHint) {
   ASSERT_FALSE(g.ok());
   EXPECT_TRUE(g.status().IsInvalidArgument());
   EXPECT_EQ(g.status().message().rfind("ONNX shape inference failed", 0), 0u);
+  // One line: the first (root) error, the cascade only counted.
+  EXPECT_EQ(g.status().message().find('\n'), std::string::npos) << g.status().message();
+  EXPECT_NE(g.status().message().find("follow-on errors"), std::string::npos);
   EXPECT_NE(g.status().hint().find("fixed to 640"), std::string::npos) << g.status().hint();
 }
 

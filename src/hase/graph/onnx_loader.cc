@@ -1,5 +1,6 @@
 #include "hase/graph/onnx_loader.h"
 
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <optional>
@@ -20,7 +21,17 @@ Status CallOnnx(const std::string& what, const std::string& where, Fn&& fn) {
     fn();
     return Status::OK();
   } catch (const std::exception& e) {
-    return Status::InvalidArgument(what + ": " + e.what(), where);
+    // ONNX lists one error per node; after the first, most are its consequences (a node whose
+    // input type is now null). Keep the first, count the rest.
+    const std::string msg = e.what();
+    const size_t nl = msg.find('\n');
+    if (nl == std::string::npos || nl + 1 >= msg.size()) {
+      return Status::InvalidArgument(what + ": " + msg, where);
+    }
+    const size_t rest = std::count(msg.begin() + nl + 1, msg.end(), '\n') + (msg.back() != '\n');
+    return Status::InvalidArgument(
+        what + ": " + msg.substr(0, nl) + " (+" + std::to_string(rest) + " follow-on errors)",
+        where);
   }
 }
 
