@@ -22,6 +22,12 @@ Decision BindNow(int gpu, double now, double end_ms) {
   d.end_ms = end_ms;
   return d;
 }
+
+// Whether GPUs of class `c` can ever hold `task`: its type has a profile and enough memory.
+bool ClassCanHost(const Task& task, const ClusterState::GpuClass& c, const CycleState& cycle) {
+  const Result<TaskProfile>& p = cycle.profile[c.type];
+  return p.ok() && MemoryNeedMib(task, *p) <= c.memory_mib;
+}
 }  // namespace
 
 HasePlugin::Placement HasePlugin::Predict(const Task& task, const GpuState& gpu,
@@ -170,12 +176,8 @@ bool HasePlugin::Rank(const Task& task, const ClusterState& state, CycleState& c
   for (int g : state.irregular()) consider(g);
   for (const auto& [task_id, g] : state.reservation_of_task) consider(g);
   const auto& classes = state.classes();
-  auto hostable = [&](const ClusterState::GpuClass& c) {
-    const Result<TaskProfile>& p = cycle.profile[c.type];
-    return p.ok() && MemoryNeedMib(task, *p) <= c.memory_mib;
-  };
   for (const ClusterState::GpuClass& c : classes) {
-    if (!hostable(c)) continue;
+    if (!ClassCanHost(task, c, cycle)) continue;
     for (int g : c.idle) {  // idle GPUs of a class are interchangeable: the lowest id
       if (state.gpus[g].reservation) continue;
       consider(g);
@@ -190,7 +192,7 @@ bool HasePlugin::Rank(const Task& task, const ClusterState& state, CycleState& c
     }
   }
   for (const ClusterState::GpuClass& c : classes) {
-    if (!hostable(c)) continue;
+    if (!ClassCanHost(task, c, cycle)) continue;
     const double iso = cycle.profile[c.type]->isolated_ms;
     for (const auto& [demand, g] : c.shareable) {
       const double bound = cycle.now_ms + iso * model.Slowdown(demand);
@@ -234,8 +236,7 @@ void HasePlugin::FitsNowSearch(const Task& task, const ClusterState& state,
     if (passes(g) && fits(state.gpus[g])) take(g);
   }
   for (const ClusterState::GpuClass& c : state.classes()) {
-    const Result<TaskProfile>& p = cycle.profile[c.type];
-    if (!p.ok() || MemoryNeedMib(task, *p) > c.memory_mib) continue;
+    if (!ClassCanHost(task, c, cycle)) continue;
     for (int g : c.open) {  // by id: the first unreserved one that fits is the class's lowest
       if (*lowest >= 0 && g > *lowest) break;
       if (state.gpus[g].reservation) continue;  // counted above
@@ -269,8 +270,7 @@ int HasePlugin::EarliestStart(const Task& task, const ClusterState& state,
       if (Filter(task, state.gpus[g], cycle).fits()) visit(g);
     }
     for (const ClusterState::GpuClass& c : state.classes()) {
-      const Result<TaskProfile>& p = cycle.profile[c.type];
-      if (!p.ok() || MemoryNeedMib(task, *p) > c.memory_mib) continue;
+      if (!ClassCanHost(task, c, cycle)) continue;
       for (int g : c.gpus) {
         if (!state.irregular().count(g)) visit(g);  // unreserved regular GPUs pass Filter
       }
