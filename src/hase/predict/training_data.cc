@@ -21,9 +21,15 @@ constexpr double kSlowOpRatio = 0.75;
 constexpr double kSlowOpMinFlops = 1e9;
 constexpr size_t kSlowOpMinRows = 10;
 
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[(v.size() - 1) / 2];
+}
+}  // namespace
+
 // Copies, dispatch and background load legitimately lower a row's throughput: such rows are
 // neither flagged nor used as a reference by the throughput rules.
-bool MeasuredAlone(const KernelSample& s) {
+bool ThroughputComparable(const KernelSample& s) {
   if (s.includes_transfer) return false;
   for (const auto& f : {s.load.sm_active, s.load.sm_occupancy, s.load.dram_active,
                         s.load.pipe_tensor_active, s.load.gr_engine_active, s.load.gpu_util}) {
@@ -32,20 +38,12 @@ bool MeasuredAlone(const KernelSample& s) {
   return true;
 }
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[(v.size() - 1) / 2];
-}
-}  // namespace
-
-bool ThroughputComparable(const KernelSample& s) { return MeasuredAlone(s); }
-
 size_t FlagLowThroughput(std::vector<KernelSample>& rows, const std::vector<const GpuSpec*>& gpus) {
   std::map<std::string, std::vector<size_t>> groups;
   for (size_t i = 0; i < rows.size(); ++i) {
     const auto f = rows[i].family;
     if (f != KernelFamily::kConv && f != KernelFamily::kGemm) continue;
-    if (!MeasuredAlone(rows[i])) continue;
+    if (!ThroughputComparable(rows[i])) continue;
     groups[rows[i].source + "#" + ShapeKey(rows[i])].push_back(i);
   }
   size_t flagged = 0;
@@ -79,11 +77,18 @@ size_t FlagSlowOp(std::vector<KernelSample>& rows) {
   for (size_t i = 0; i < rows.size(); ++i) {
     const KernelSample& s = rows[i];
     if (s.family != KernelFamily::kGemm || s.flops < kSlowOpMinFlops || s.latency_ms <= 0) continue;
-    if (!MeasuredAlone(s)) continue;
+    if (!ThroughputComparable(s)) continue;
     const int bin = static_cast<int>(std::floor(4.0 * std::log10(s.flops)));
     bins[{s.source, bin}][s.op][s.gpu].push_back(i);
   }
   size_t flagged = 0;
+  auto flag_all = [&](const std::vector<size_t>& idx) {
+    for (size_t i : idx) {
+      if (rows[i].HasFlag("suspect_slow_op")) continue;
+      rows[i].flags.push_back("suspect_slow_op");
+      ++flagged;
+    }
+  };
   // (source, op, gpu) -> (highest bin where it was compared, flagged there); bins ascend.
   std::map<std::tuple<std::string, std::string, std::string>, std::pair<int, bool>> last;
   for (auto& [key, ops] : bins) {
@@ -115,12 +120,7 @@ size_t FlagSlowOp(std::vector<KernelSample>& rows) {
           auto& l = last[{key.first, op, gpu}];
           if (l.first != key.second) l = {key.second, false};
           l.second = l.second || slow;
-          if (!slow) continue;
-          for (size_t i : ops[op][gpu]) {
-            if (rows[i].HasFlag("suspect_slow_op")) continue;
-            rows[i].flags.push_back("suspect_slow_op");
-            ++flagged;
-          }
+          if (slow) flag_all(ops[op][gpu]);
         }
       }
     }
@@ -131,11 +131,7 @@ size_t FlagSlowOp(std::vector<KernelSample>& rows) {
       for (const auto& [gpu, idx] : by_gpu) {
         auto it = last.find({key.first, op, gpu});
         if (it == last.end() || !it->second.second || key.second <= it->second.first) continue;
-        for (size_t i : idx) {
-          if (rows[i].HasFlag("suspect_slow_op")) continue;
-          rows[i].flags.push_back("suspect_slow_op");
-          ++flagged;
-        }
+        flag_all(idx);
       }
     }
   }
