@@ -110,8 +110,10 @@ Status RunMicrobenchmarks(GpuContext& ctx, const MicroOptions& o, MeasuredProfil
                             fmt::format("cuBLAS FP32 {}^3, no TF32", m));
     HASE_ASSIGN_OR_RETURN(double ms_tf32, MedianMs(ctx, reps, gemm(CUDA_R_32F,
                                                                 CUBLAS_COMPUTE_32F_FAST_TF32)));
-    add("tf32_gemm", "TFLOP/s", flop / (ms_tf32 * 1e-3) / 1e12,
-        fmt::format("cuBLAS FP32 in/out, TF32 tensor cores, {}^3", m));
+    const double tf32 = add("tf32_gemm", "TFLOP/s", flop / (ms_tf32 * 1e-3) / 1e12,
+                            fmt::format("cuBLAS FP32 in/out, TF32 tensor cores, {}^3", m));
+    // Below compute capability 8.0 cuBLAS runs FAST_TF32 as plain SGEMM: no TF32 figure.
+    prof->tensor_tf32_tflops = props.major >= 8 ? tf32 : 0.0;
     // FP16 operands reuse the same buffers (half the bytes).
     HASE_CUDA(LaunchFill(a.p, int64_t{m} * m, MathType::kHalf, s));
     HASE_CUDA(LaunchFill(b.p, int64_t{m} * m, MathType::kHalf, s));

@@ -32,6 +32,7 @@ std::string ProfileYaml(const MeasuredProfile& p, const std::vector<MicroResult>
   y += fmt::format("fp32_tflops: {:.3f}\n", p.fp32_tflops);
   y += fmt::format("fp16_tflops: {:.3f}\n", p.fp16_tflops);
   y += fmt::format("tensor_fp16_tflops: {:.3f}\n", p.tensor_fp16_tflops);
+  y += fmt::format("tensor_tf32_tflops: {:.3f}\n", p.tensor_tf32_tflops);
   y += fmt::format("launch_overhead_us: {:.3f}\n", p.launch_overhead_us);
   y += fmt::format("h2d_gbps: {:.2f}\n", p.h2d_gbps);
   y += fmt::format("d2h_gbps: {:.2f}\n", p.d2h_gbps);

@@ -29,6 +29,8 @@ struct MeasuredProfile {
   double fp32_tflops = 0;          // FFMA chains on CUDA cores (1 FMA = 2 FLOP)
   double fp16_tflops = 0;          // half2 FMA kernel on CUDA cores
   double tensor_fp16_tflops = 0;   // cuBLAS GemmEx FP16 in, FP32 accumulate, tensor cores
+  double tensor_tf32_tflops = 0;   // cuBLAS GemmEx FP32 in/out, CUBLAS_COMPUTE_32F_FAST_TF32;
+                                   // 0 below compute capability 8.0 (no TF32 there)
   double launch_overhead_us = 0;   // empty kernel, back-to-back launches
   double h2d_gbps = 0;             // pinned host → device
   double d2h_gbps = 0;             // pinned device → host

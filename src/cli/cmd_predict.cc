@@ -1,4 +1,4 @@
-// `hase predict MODEL.onnx --gpu T4 [--batch N] [--load k=v,...] [--precision fp32|fp16|tensor]
+// `hase predict MODEL.onnx --gpu T4 [--batch N] [--load k=v,...] [--precision tf32|fp32|fp16|tensor]
 //  [--per-kernel] [--format table|json] [--model FILE] [--profile FILE] [--catalog FILE]
 //  [--input-shape 3x224x224] [--input-transfer]`
 // Latency per batch, throughput and (optionally) per-kernel times with the estimator used.
@@ -26,7 +26,7 @@ struct PredictFlags {
   int64_t batch = 1;
   std::string input_shape;
   std::string load;
-  std::string precision = "fp32";
+  std::string precision = PrecisionName(kDefaultPrecision);
   bool per_kernel = false;
   std::string format = "table";
   std::string model;
@@ -163,7 +163,7 @@ Command AddPredictCommand(CLI::App& parent) {
   c.app->add_option("--load", f->load,
                     "background load in DCGM terms, e.g. sm_active=0.6,dram_active=0.4 "
                     "(default idle)");
-  c.app->add_option("--precision", f->precision, "fp32 (default), fp16, or tensor (FP16 + tensor cores)");
+  c.app->add_option("--precision", f->precision, "tf32 (default: ORT CUDA EP, TF32 tensor cores on Ampere+), fp32 (no TF32), fp16, or tensor (FP16 + tensor cores)");
   c.app->add_flag("--per-kernel", f->per_kernel, "print each kernel's time and estimator");
   c.app->add_option("--format", f->format, "table (default) or json")
       ->check(CLI::IsMember({"table", "json"}));

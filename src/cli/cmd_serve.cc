@@ -43,6 +43,7 @@ struct ServeFlags {
   std::string kube_api;
   std::string catalog;
   std::string models = HASE_DATA_DIR "/../models";
+  std::string precision = PrecisionName(kDefaultPrecision);
   std::string latency_table;
   std::string sync = "full";
 };
@@ -73,8 +74,11 @@ int Run(const ServeFlags& f) {
     if (!t.ok()) return Fail(t.status());
     oracle = *t;
   } else {
+    auto precision = ParsePrecision(f.precision);
+    if (!precision.ok()) return Fail(precision.status().WithContext("--precision"));
     sim::PredictorOracleOptions po;
     po.models_dir = f.models;
+    po.precision = *precision;
     oracle = std::make_shared<sim::PredictorOracle>(*catalog, po);
   }
 
@@ -161,6 +165,7 @@ Command AddServeCommand(CLI::App& parent) {
   a.add_option("--kube-api", flags->kube_api, "Kubernetes API URL for bindings, e.g. http://127.0.0.1:8001");
   a.add_option("--catalog", flags->catalog, "GPU catalog YAML (default: built in)");
   a.add_option("--models", flags->models, "Directory of zoo .onnx models for the predictor oracle");
+  a.add_option("--precision", flags->precision, "Arithmetic the runtime uses for the predictor oracle: tf32 (default: ORT CUDA EP), fp32, fp16, tensor")->capture_default_str();
   a.add_option("--latency-table", flags->latency_table, "CSV model,gpu_type,per_batch_ms,demand,memory_mib instead of the predictor");
   a.add_option("--sync", flags->sync, "Journal durability: full (power-safe, default) or normal (crash-safe)")
       ->check(CLI::IsMember({"full", "normal"}));

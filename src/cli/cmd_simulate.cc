@@ -28,6 +28,7 @@ struct SimulateFlags {
   std::string workload;
   std::string policy = "all";
   std::string truth = "analytic";
+  std::string precision = PrecisionName(kDefaultPrecision);
   uint64_t seed = 1;
   std::string out;
   std::string models = HASE_DATA_DIR "/../models";
@@ -99,8 +100,12 @@ int Run(const SimulateFlags& f) {
     return Fail(Status::InvalidArgument("--max-reservations must be >= 0", "--max-reservations"));
   }
 
+  auto precision = ParsePrecision(f.precision);
+  if (!precision.ok()) return Fail(precision.status().WithContext("--precision"));
+
   sim::PredictorOracleOptions po;
   po.models_dir = f.models;
+  po.precision = *precision;
   auto oracle = std::make_shared<sim::PredictorOracle>(*catalog, po);
   if (Status s = CheckModelsExist(*tasks, *oracle, f.workload, f.models); !s.ok()) return Fail(s);
   if (!f.out.empty()) {  // fail on an unusable --out now, not after a long run
@@ -161,6 +166,7 @@ Command AddSimulateCommand(CLI::App& parent) {
       ->capture_default_str();
   c.app->add_option("--truth", flags->truth, "truth model: analytic (prediction x seeded error), perfect (no error), table:FILE")
       ->capture_default_str();
+  c.app->add_option("--precision", flags->precision, "arithmetic the runtime uses: tf32 (default: ORT CUDA EP), fp32, fp16, tensor")->capture_default_str();
   c.app->add_option("--seed", flags->seed, "seed of the truth model's errors and of `random`")->capture_default_str();
   c.app->add_option("--out", flags->out, "directory for report.json/csv, timing.csv, per-policy task CSVs and Gantt SVGs");
   c.app->add_option("--models", flags->models, "directory of zoo models (NAME.onnx)")->capture_default_str();

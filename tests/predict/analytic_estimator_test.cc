@@ -22,6 +22,7 @@ MicrobenchmarkProfile RoundProfile() {
   p.fp32_tflops = 10;          // 1e10 FLOP/ms
   p.fp16_tflops = 20;
   p.tensor_fp16_tflops = 100;
+  p.tensor_tf32_tflops = 40;    // 4e10 FLOP/ms
   p.dram_bandwidth_gbps = 500;  // 5e8 B/ms
   return p;
 }
@@ -30,6 +31,7 @@ AnalyticParams UnitParams() {
   a.compute_eff.fill(1.0);
   a.memory_eff.fill(1.0);
   a.tensor_eff = 1.0;
+  a.tf32_eff = 1.0;
   a.min_outputs_per_sm = 1;
   a.kernel_floor_us = 0;
   a.sm_contention = 0.5;
@@ -66,6 +68,45 @@ TEST(AnalyticEstimator, ComputeBoundGemm) {
   EXPECT_NEAR(Ms(est, k, Precision::kFp16, LoadSnapshot::Idle()), 0.1, 1e-12);
   // tensor cores: 2e9 / 1e11 = 0.02 ms; bytes halve to 5e5 → 0.001 ms.
   EXPECT_NEAR(Ms(est, k, Precision::kTensor, LoadSnapshot::Idle()), 0.02, 1e-12);
+}
+
+TEST(AnalyticEstimator, Tf32UsesTf32TensorPeakForConvAndGemmOnly) {
+  AnalyticParams a = UnitParams();
+  a.tf32_eff = 0.5;
+  AnalyticEstimator est(a);
+  // 2e9 / (4e10 × 0.5) = 0.1 ms; bytes stay FP32 (1e6 B → 0.002 ms).
+  Kernel gemm = MakeKernel(KernelFamily::kGemm, 2e9, 800000, 200000, {1000, 1000});
+  EXPECT_NEAR(Ms(est, gemm, Precision::kTf32, LoadSnapshot::Idle()), 0.1, 1e-12);
+  // Grouped conv and elementwise stay on CUDA cores at FP32 (2e9 / 1e10 = 0.2 ms; 1e8 B full).
+  Kernel grouped = MakeKernel(KernelFamily::kGroupedConv, 2e9, 1000, 1000, {1000, 1000});
+  EXPECT_NEAR(Ms(est, grouped, Precision::kTf32, LoadSnapshot::Idle()), 0.2, 1e-12);
+  Kernel add = MakeKernel(KernelFamily::kElementwise, 1e6, 50'000'000, 50'000'000, {12'500'000});
+  EXPECT_NEAR(Ms(est, add, Precision::kTf32, LoadSnapshot::Idle()), 0.2, 1e-12);
+}
+
+TEST(AnalyticEstimator, Tf32IsFp32BeforeAmpere) {
+  auto cat = GpuCatalog::Builtin();
+  ASSERT_TRUE(cat.ok());
+  AnalyticEstimator est;
+  Kernel k = MakeKernel(KernelFamily::kConv, 1e10, 1 << 20, 1 << 20, {64, 256, 56, 56});
+  auto run = [&](const GpuSpec& g, Precision prec) {
+    auto e = est.Estimate(k, ExecutionContext{g, DerivedProfile(g), LoadSnapshot::Idle(), prec});
+    EXPECT_TRUE(e.ok());
+    return e.ok() ? e->latency_ms : -1;
+  };
+  for (const char* name : {"V100-SXM2-16GB", "T4"}) {  // Volta, Turing: no TF32
+    auto g = cat->Find(name);
+    ASSERT_TRUE(g.ok());
+    EXPECT_DOUBLE_EQ(run(**g, Precision::kTf32), run(**g, Precision::kFp32)) << name;
+  }
+  // A100: TF32 dense peak 156 TFLOP/s (datasheet) vs FP32 19.5 → 8× the peak; the derived
+  // profile takes 0.75 of tensor and 0.85 of FP32 peaks → 7.06×, a little less with the 2 µs
+  // kernel floor in both (6.96×).
+  auto a100 = cat->Find("A100-SXM4-40GB");
+  ASSERT_TRUE(a100.ok());
+  EXPECT_DOUBLE_EQ((*a100)->tensor_tf32_tflops(), 156);
+  EXPECT_NEAR(run(**a100, Precision::kFp32) / run(**a100, Precision::kTf32), 8.0 * 0.75 / 0.85,
+              0.15);
 }
 
 TEST(AnalyticEstimator, MemoryBoundElementwise) {
@@ -116,7 +157,8 @@ TEST(AnalyticEstimator, DefinedForEveryCatalogGpu) {
   Kernel k = MakeKernel(KernelFamily::kConv, 1e9, 1 << 20, 1 << 20, {64, 256, 56, 56});
   for (const GpuSpec& g : cat->gpus()) {
     const MicrobenchmarkProfile p = DerivedProfile(g);
-    for (Precision prec : {Precision::kFp32, Precision::kFp16, Precision::kTensor}) {
+    for (Precision prec :
+         {Precision::kFp32, Precision::kFp16, Precision::kTensor, Precision::kTf32}) {
       auto e = est.Estimate(k, ExecutionContext{g, p, LoadSnapshot::Idle(), prec});
       ASSERT_TRUE(e.ok()) << g.id;
       EXPECT_GT(e->latency_ms, 0) << g.id;

@@ -24,7 +24,7 @@ TEST(PredictCli, ResNet50JsonOnT4AndA100) {
   EXPECT_EQ(j["gpu"], "T4");
   EXPECT_EQ(j["batch"], 8);
   EXPECT_EQ(j["kernels"], 57);  // ORT CUDA EP: 57 kernels for ResNet-50 (REFERENCE.md)
-  EXPECT_EQ(j["precision"], "fp32");
+  EXPECT_EQ(j["precision"], "tf32");  // ORT CUDA EP default
   const double lat = j["latency_ms"];
   // 8 × 8.2 GFLOP on a T4 (8.1 TFLOP/s peak): at least the peak-rate time, at most 20× it.
   EXPECT_GT(lat, 8 * 8.18 / 8.1);

@@ -1,6 +1,19 @@
 #include "hase/hw/gpu_spec.h"
 
+#include <charconv>
+
 namespace hase {
+
+int GpuSpec::compute_capability_major() const {
+  int major = 0;
+  std::from_chars(compute_capability.data(), compute_capability.data() + compute_capability.size(),
+                  major);
+  return major;
+}
+
+double GpuSpec::tensor_tf32_tflops() const {
+  return compute_capability_major() >= 8 ? tensor_fp16_tflops / 2 : 0.0;
+}
 
 double GpuSpec::pcie_peak_gbps() const {
   // Per-lane, per-direction payload rates after line coding (PCI-SIG base specifications):

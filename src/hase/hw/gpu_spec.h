@@ -33,6 +33,13 @@ struct GpuSpec {
   std::string source;                // where the numbers come from
 
   bool has_tensor_cores() const { return tensor_fp16_tflops > 0; }
+  // Peak TF32 tensor-core TFLOP/s, dense: tensor_fp16_tflops / 2 on compute capability >= 8.0
+  // (Ampere and later), else 0 (no TF32). The halving holds for every Ampere/Ada/Hopper/Blackwell
+  // datasheet in data/gpus.yaml (A100 156 vs 312, A10 62.5 vs 125, RTX 3090 35.6 vs 71,
+  // L4 60 vs 121, H100 SXM5 494.7 vs 989.4; NVIDIA A100 / Ada / H100 whitepapers).
+  double tensor_tf32_tflops() const;
+  // Major compute capability ("8.6" → 8); 0 when unknown.
+  int compute_capability_major() const;
   // Theoretical one-direction PCIe bandwidth, GB/s: per-lane rate after line coding
   // (gen3 0.985, gen4 1.969, gen5 3.938 GB/s per lane; PCI-SIG base specs) × lanes.
   double pcie_peak_gbps() const;

@@ -31,6 +31,7 @@ MicrobenchmarkProfile DerivedProfile(const GpuSpec& spec) {
   p.fp32_tflops = E::kFp32 * clock * spec.fp32_tflops;
   p.fp16_tflops = E::kFp16 * clock * spec.fp16_tflops;
   p.tensor_fp16_tflops = E::kTensor * clock * spec.tensor_fp16_tflops;
+  p.tensor_tf32_tflops = E::kTensor * clock * spec.tensor_tf32_tflops();
   p.launch_overhead_us = E::kLaunchOverheadUs;
   p.h2d_gbps = E::kPcie * spec.pcie_peak_gbps();
   p.d2h_gbps = E::kPcie * spec.pcie_peak_gbps();
@@ -51,6 +52,7 @@ constexpr Field kFields[] = {
     {"fp32_tflops", &MicrobenchmarkProfile::fp32_tflops},
     {"fp16_tflops", &MicrobenchmarkProfile::fp16_tflops},
     {"tensor_fp16_tflops", &MicrobenchmarkProfile::tensor_fp16_tflops},
+    {"tensor_tf32_tflops", &MicrobenchmarkProfile::tensor_tf32_tflops},
     {"launch_overhead_us", &MicrobenchmarkProfile::launch_overhead_us},
     {"h2d_gbps", &MicrobenchmarkProfile::h2d_gbps},
     {"d2h_gbps", &MicrobenchmarkProfile::d2h_gbps},

@@ -23,6 +23,8 @@ struct MicrobenchmarkProfile {
   double fp32_tflops = 0;          // achievable FP32 FMA throughput, TFLOP/s
   double fp16_tflops = 0;          // achievable FP16 (half2) on CUDA cores, TFLOP/s; 0 = none
   double tensor_fp16_tflops = 0;   // achievable FP16 tensor-core GEMM (FP32 acc), TFLOP/s; 0 = none
+  double tensor_tf32_tflops = 0;   // achievable TF32 tensor-core GEMM (FP32 in/out), TFLOP/s;
+                                   // 0 = none (compute capability < 8.0)
   double launch_overhead_us = 0;   // launch + completion of an empty kernel, back-to-back, µs
   double h2d_gbps = 0;             // host→device copy, pinned memory, large transfer, GB/s
   double d2h_gbps = 0;             // device→host copy, pinned memory, large transfer, GB/s
@@ -60,7 +62,7 @@ struct ProfileEfficiency {
 double SustainedClockFraction(const GpuSpec& spec);
 
 // A profile derived from the datasheet: every figure = ProfileEfficiency factor × spec peak;
-// the compute peaks (FP32, FP16, tensor) are also scaled by SustainedClockFraction(spec).
+// the compute peaks (FP32, FP16, tensor FP16 and TF32) are also scaled by SustainedClockFraction(spec).
 MicrobenchmarkProfile DerivedProfile(const GpuSpec& spec);
 
 // Parses one profile document (docs/microbenchmark-profile.md). Fields that are absent or 0

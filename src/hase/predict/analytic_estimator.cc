@@ -34,7 +34,12 @@ Result<AnalyticEstimator::Terms> AnalyticEstimator::RooflineTerms(
   const int fam = std::clamp(static_cast<int>(k.family), 0, kNumKernelFamilies - 1);
   double peak = p.fp32_tflops;
   double eff = params_.compute_eff[fam];
-  if (ctx.precision != Precision::kFp32) {
+  if (ctx.precision == Precision::kTf32) {
+    if (UsesTensorCores(k.family) && p.tensor_tf32_tflops > peak) {
+      peak = p.tensor_tf32_tflops;
+      eff *= params_.tf32_eff;
+    }
+  } else if (ctx.precision != Precision::kFp32) {
     peak = std::max(p.fp16_tflops, p.fp32_tflops);
     if (ctx.precision == Precision::kTensor && UsesTensorCores(k.family) &&
         p.tensor_fp16_tflops > peak) {
@@ -55,7 +60,7 @@ Result<AnalyticEstimator::Terms> AnalyticEstimator::RooflineTerms(
 
   const double flops_per_ms = peak * 1e9 * eff * t.utilisation * sm_share;  // TFLOP/s → FLOP/ms
   t.compute_ms = k.flops > 0 ? k.flops / flops_per_ms : 0.0;
-  const double bytes_scale = ctx.precision == Precision::kFp32 ? 1.0 : 0.5;
+  const double bytes_scale = StorageScale(ctx.precision);
   const double bytes_per_ms = p.dram_bandwidth_gbps * 1e6 * params_.memory_eff[fam] * dram_share;
   t.memory_ms = static_cast<double>(k.dram_bytes()) * bytes_scale / bytes_per_ms;
   return t;

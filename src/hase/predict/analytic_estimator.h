@@ -15,8 +15,10 @@
 //            compute in FP32 on FP16 storage: "pseudo fp16", DeepBench)
 //   tensor → tensor_fp16_tflops × tensor_eff for conv and gemm (when the GPU has tensor cores),
 //            else as fp16; grouped/depthwise conv never uses tensor cores.
-// bytes_scale = 1 for fp32, 0.5 for fp16/tensor (an fp32 graph run with FP16 tensors moves half
-// the bytes).
+//   tf32   → tensor_tf32_tflops × tf32_eff for conv and gemm (compute capability >= 8.0), else
+//            as fp32.
+// bytes_scale = StorageScale(precision): 1 for fp32/tf32, 0.5 for fp16/tensor (an fp32 graph
+// run with FP16 tensors moves half the bytes).
 //
 // Load contention (LoadSnapshot, DCGM terms; docs/predictor.md):
 //   compute_slowdown = 1 / max(0.1, 1 − sm_contention × EffectiveSmActive())
@@ -55,6 +57,12 @@ struct AnalyticParams {
   // conv compute_eff 0.80 and the derived profile's 0.75 this is 0.76 of the dense datasheet
   // peak (FP32 accumulate) at the sustained clock.
   double tensor_eff = 1.26;
+  // Extra factor on the TF32 tensor-core peak for conv/gemm under Precision::kTf32. A prior, not
+  // a fit (no TF32 kernel or model timings in ../shared/data): 1.0 puts ResNet-50 batch 256 on
+  // an A100-SXM4-80GB at 0.46 × its AMP (kTensor) throughput in this model; NVIDIA's
+  // DeepLearningExamples ResNet-50 v1.5 (PyTorch, NGC 21.03, 1 × A100 80GB) measures TF32 938 vs
+  // AMP 2470 img/s = 0.38 (training, the only A100 TF32 figure it gives). docs/predictor.md, "TF32".
+  double tf32_eff = 1.0;
   // Output elements per SM needed to reach full compute utilisation.
   double min_outputs_per_sm = 4096;
   // Device-side fixed cost of any kernel (launch latency on the GPU, ramp-up, tail), µs.

@@ -25,7 +25,7 @@ struct ExecutionContext {
   const GpuSpec& gpu;                    // the GPU type (datasheet)
   const MicrobenchmarkProfile& profile;  // achievable figures (measured or DerivedProfile(gpu))
   const LoadSnapshot& load;              // background load on that GPU (Idle() for none)
-  Precision precision = Precision::kFp32;
+  Precision precision = kDefaultPrecision;
 };
 
 struct KernelEstimate {

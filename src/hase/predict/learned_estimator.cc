@@ -37,7 +37,7 @@ KernelSample KernelToSample(const Kernel& k, Precision precision) {
   s.source = "neusight";
   s.gpu = "";
   s.family = k.family;
-  s.dtype = precision == Precision::kFp32 ? DType::kFloat : DType::kFloat16;
+  s.dtype = StorageScale(precision) == 1.0 ? DType::kFloat : DType::kFloat16;
   const std::string op = k.op_type;
   const bool conv_like = k.family == KernelFamily::kConv || k.family == KernelFamily::kGroupedConv ||
                          k.family == KernelFamily::kPooling;
@@ -133,6 +133,13 @@ Result<KernelEstimate> LearnedEstimator::Estimate(const Kernel& kernel,
   if (!model_.HasFamily(kernel.family) || model_.KernelRows(kernel.family) < kMinKernelRows) {
     return Status::Unsupported(std::string("no learned model for family ") +
                                KernelFamilyName(kernel.family));
+  }
+  // The training rows are FP32 math (NeuSight sets cudnn.allow_tf32 = False; PyTorch's matmul
+  // default is FP32 since 1.12): conv/gemm that run on TF32 tensor cores are left to the
+  // analytic model.
+  if (ctx.precision == Precision::kTf32 && ctx.gpu.tensor_tf32_tflops() > 0 &&
+      (kernel.family == KernelFamily::kConv || kernel.family == KernelFamily::kGemm)) {
+    return Status::Unsupported("learned model has no TF32 tensor-core timings", kernel.type);
   }
   KernelSample s = KernelToSample(kernel, ctx.precision);
   s.gpu = ctx.gpu.id;

@@ -14,7 +14,8 @@
 //
 // Returns Unsupported (PredictModel falls back to the analytic estimator) for a family without a
 // booster, or whose booster saw fewer than kMinKernelRows rows of pure kernel time (e.g. pooling,
-// known only from bencyq timings that include host copies).
+// known only from bencyq timings that include host copies), and for conv/gemm under
+// Precision::kTf32 on a GPU with TF32 tensor cores (the training rows are FP32 math).
 #pragma once
 
 #include <memory>

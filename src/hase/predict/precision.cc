@@ -7,6 +7,7 @@ const char* PrecisionName(Precision p) {
     case Precision::kFp32: return "fp32";
     case Precision::kFp16: return "fp16";
     case Precision::kTensor: return "tensor";
+    case Precision::kTf32: return "tf32";
   }
   return "fp32";
 }
@@ -15,8 +16,13 @@ Result<Precision> ParsePrecision(std::string_view s) {
   if (s == "fp32") return Precision::kFp32;
   if (s == "fp16") return Precision::kFp16;
   if (s == "tensor" || s == "amp" || s == "fp16-tensor") return Precision::kTensor;
+  if (s == "tf32") return Precision::kTf32;
   return Status::InvalidArgument("unknown precision '" + std::string(s) + "'", "",
-                                 "use fp32, fp16 or tensor");
+                                 "use tf32, fp32, fp16 or tensor");
+}
+
+double StorageScale(Precision p) {
+  return p == Precision::kFp32 || p == Precision::kTf32 ? 1.0 : 0.5;
 }
 
 }  // namespace hase

@@ -64,7 +64,7 @@ Result<ModelLatency> PredictModel(const KernelList& kl, const GpuSpec& gpu,
     for (const auto& t : ts) bytes += static_cast<double>(t.bytes()) * scale;
     return gbps > 0 ? bytes / (gbps * 1e6) : 0.0;
   };
-  const double scale = options.precision == Precision::kFp32 ? 1.0 : 0.5;
+  const double scale = StorageScale(options.precision);
   if (options.include_input_transfer) m.transfer_ms += copy_ms(kl.graph_inputs, profile.h2d_gbps, scale);
   if (options.include_output_transfer) m.transfer_ms += copy_ms(kl.graph_outputs, profile.d2h_gbps, scale);
   m.latency_ms = m.kernel_ms + m.sync_ms + m.transfer_ms;

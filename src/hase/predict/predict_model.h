@@ -26,8 +26,8 @@
 namespace hase {
 
 struct PredictOptions {
-  // Affects behaviour
-  Precision precision = Precision::kFp32;
+  // Arithmetic the runtime uses (precision.h); default TF32 as ORT's CUDA EP.
+  Precision precision = kDefaultPrecision;
   // Primary per-kernel estimator; nullptr = analytic only. Not owned; must outlive the call.
   const KernelLatencyEstimator* estimator = nullptr;
   // Achievable figures of the GPU; nullopt = DerivedProfile(gpu).
@@ -57,7 +57,7 @@ struct KernelTime {
 struct ModelLatency {
   std::string model;                        // KernelList::model
   std::string gpu;                          // GpuSpec::id
-  Precision precision = Precision::kFp32;
+  Precision precision = kDefaultPrecision;
   int64_t batch = 1;                        // KernelList::batch
   double latency_ms = 0;                    // per batch, all terms included
   double throughput_samples_per_s = 0;      // batch × 1000 / latency_ms

@@ -48,6 +48,7 @@ Result<sched::TaskProfile> PredictorOracle::Profile(const sched::Task& task,
     Result<const GpuSpec*> gpu = catalog_.Find(type.name);
     if (!gpu.ok()) return gpu.status();
     PredictOptions po;
+    po.precision = options_.precision;
     HASE_ASSIGN_OR_RETURN(ModelLatency ml,
                           PredictModel(**kl, **gpu, LoadSnapshot::Idle(), po));
     double device = 0;

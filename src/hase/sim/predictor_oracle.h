@@ -24,6 +24,7 @@
 
 #include "hase/hw/gpu_catalog.h"
 #include "hase/kernels/kernel.h"
+#include "hase/predict/precision.h"
 #include "hase/sched/latency_oracle.h"
 
 namespace hase::sim {
@@ -33,6 +34,7 @@ inline constexpr double kRuntimeOverheadMib = 600;  // CUDA context + ORT arena,
 struct PredictorOracleOptions {
   std::string models_dir = "models";  // where zoo names are looked up
   std::string fusion_profile = "ort-cuda";
+  Precision precision = kDefaultPrecision;  // arithmetic the runtime uses (predict/precision.h)
   sched::ContentionModel contention;  // the co-location model policies assume
 };
 
