@@ -119,6 +119,22 @@ TEST(LearnedEstimatorTest, EstimatesDeviceTimeAndDefersUnknownFamilies) {
   ASSERT_FALSE(u.ok());
   EXPECT_TRUE(u.status().IsUnsupported());  // PredictModel falls back to the analytic model
 
+  // TF32: the training rows are FP32 math. Before Ampere TF32 is FP32 (same prediction); on an
+  // A100 conv/gemm are left to the analytic model.
+  ExecutionContext t4_tf32{t4, profile, idle, Precision::kTf32};
+  auto t4_same = est.Estimate(FusedConvKernel(), t4_tf32);
+  ASSERT_TRUE(t4_same.ok());
+  EXPECT_DOUBLE_EQ(t4_same->latency_ms, e->latency_ms);
+  const GpuSpec& a100 = *Catalog().Find("A100-SXM4-40GB").value();
+  const MicrobenchmarkProfile a100_profile = DerivedProfile(a100);
+  auto tf32 = est.Estimate(FusedConvKernel(), ExecutionContext{a100, a100_profile, idle,
+                                                               Precision::kTf32});
+  ASSERT_FALSE(tf32.ok());
+  EXPECT_TRUE(tf32.status().IsUnsupported());
+  EXPECT_TRUE(est.Estimate(FusedConvKernel(), ExecutionContext{a100, a100_profile, idle,
+                                                               Precision::kFp32})
+                  .ok());
+
   // A model trained on probe figures: a measured profile moves the prediction, a derived one
   // does not (the model's own figures for T4 are used).
   o.profile_source = "probe";

@@ -62,6 +62,10 @@ TEST(SimulateCliTest, BadInputsExitNonZeroWithWhere) {
   r = RunCommand(HaseBin() + " simulate --policy fifo");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("unknown policy 'fifo'"), std::string::npos) << r.err;
+  r = RunCommand(HaseBin() + " simulate --precision fp64");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("unknown precision 'fp64'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--precision"), std::string::npos) << r.err;
   r = RunCommand(HaseBin() + " simulate --workload /nonexistent/w.yaml");
   EXPECT_NE(r.exit_code, 0);
   // An unknown zoo name or a missing ONNX file fails the run up front, naming the task.
