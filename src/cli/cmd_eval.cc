@@ -150,7 +150,7 @@ Command AddEvalCommand(CLI::App& parent) {
   c.app->add_option("--split", args->split,
                     "none | random | by-shape | leave-gpu-out | leave-source-out "
                     "(default: none with --model, else random)");
-  c.app->add_option("--seed", args->seed, "split seed (default 42)");
+  c.app->add_option("--seed", args->seed, "split seed (default 42)")->check(NonNegativeInteger());
   c.app->add_option("--rounds", args->rounds, "override boosting rounds when retraining");
   c.app->add_option("--threads", args->threads, "XGBoost threads (default 2)");
   c.app->add_option("--max-rows-per-group", args->max_rows_per_group,

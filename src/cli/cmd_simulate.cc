@@ -167,7 +167,7 @@ Command AddSimulateCommand(CLI::App& parent) {
   c.app->add_option("--truth", flags->truth, "truth model: analytic (prediction x seeded error), perfect (no error), table:FILE")
       ->capture_default_str();
   c.app->add_option("--precision", flags->precision, "arithmetic the runtime uses: tf32 (default: ORT CUDA EP), fp32, fp16, tensor")->capture_default_str();
-  c.app->add_option("--seed", flags->seed, "seed of the truth model's errors and of `random`")->capture_default_str();
+  c.app->add_option("--seed", flags->seed, "seed of the truth model's errors and of `random`")->capture_default_str()->check(NonNegativeInteger());
   c.app->add_option("--out", flags->out, "directory for report.json/csv, timing.csv, per-policy task CSVs and Gantt SVGs");
   c.app->add_option("--models", flags->models, "directory of zoo models (NAME.onnx)")->capture_default_str();
   c.app->add_option("--catalog", flags->catalog, "GPU catalog YAML (default: embedded data/gpus.yaml)");

@@ -21,6 +21,16 @@ struct Command {
 // Prints "hase: error: <status>" to stderr and returns its exit code.
 int Fail(const Status& status);
 
+// Validator for unsigned flags (seeds): rejects a leading '-' that CLI11 would otherwise wrap
+// to a huge unsigned value.
+inline CLI::Validator NonNegativeInteger() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        return !s.empty() && s[0] == '-' ? "must be a non-negative integer, got " + s : "";
+      },
+      "UINT", "NonNegativeInteger");
+}
+
 // Each Add*Command adds its subcommand to `parent`. Defined in cmd_<name>.cc.
 Command AddKernelsCommand(CLI::App& parent);
 Command AddGpusCommand(CLI::App& parent);

@@ -1,6 +1,7 @@
 // hase: hardware-aware scheduling of inference tasks on heterogeneous GPU clusters.
 #include <cstdio>
 #include <exception>
+#include <string>
 #include <vector>
 
 #include "cli/command.h"
@@ -26,8 +27,26 @@ int main(int argc, char** argv) {
   };
   try {
     app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);  // --help: usage on stdout, exit 0
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);  // prints usage/help; non-zero for real parse errors
+    // A bad command line is invalid input like any other: one hase-style line, exit 2.
+    std::string where = "hase";
+    for (const Command& c : commands) {
+      if (c.app->parsed()) where = "hase " + c.app->get_name();
+    }
+    if (where == "hase" && argc > 1 && argv[1][0] != '-') {
+      std::string names;
+      for (const Command& c : commands) names += (names.empty() ? "" : ", ") + c.app->get_name();
+      return Fail(hase::Status::InvalidArgument(
+          "unknown command '" + std::string(argv[1]) + "'", "hase", "commands: " + names));
+    }
+    return Fail(hase::Status::InvalidArgument(e.what(), where,
+                                              "see '" + where + " --help'"));
   }
   try {
     for (const Command& c : commands) {

@@ -77,6 +77,23 @@ TEST(PredictCli, BadInputs) {
 
   auto batch = Hase("predict " + Model("resnet18") + " --gpu t4 --batch 0");
   EXPECT_EQ(batch.exit_code, 2) << batch.err;
+
+  // Command-line errors CLI11 finds get hase's own one-line error and exit 2 (InvalidArgument),
+  // not CLI11's 100+ codes.
+  auto no_model = Hase("predict --gpu t4");
+  EXPECT_EQ(no_model.exit_code, 2) << no_model.err;
+  EXPECT_NE(no_model.err.find("hase: error: invalid argument: hase predict: model_onnx is required"),
+            std::string::npos) << no_model.err;
+  auto not_int = Hase("predict " + Model("resnet18") + " --gpu t4 --batch eight");
+  EXPECT_EQ(not_int.exit_code, 2) << not_int.err;
+  EXPECT_NE(not_int.err.find("see 'hase predict --help'"), std::string::npos) << not_int.err;
+  auto unknown = Hase("predcit " + Model("resnet18"));
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.err;
+  EXPECT_NE(unknown.err.find("unknown command 'predcit'"), std::string::npos) << unknown.err;
+  EXPECT_NE(unknown.err.find("predict"), std::string::npos) << unknown.err;
+  auto help = Hase("predict --help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("--precision"), std::string::npos);
 }
 
 TEST(PredictCli, MeasuredProfileIsUsed) {
