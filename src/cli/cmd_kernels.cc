@@ -57,7 +57,8 @@ Command AddKernelsCommand(CLI::App& parent) {
   c.app->add_option("--batch", flags->batch, "batch size bound to the inputs' dim 0 (default 1)");
   c.app->add_option("--input-shape", flags->input_shape,
                     "dims of the first input after the batch, e.g. 3x640x640");
-  c.app->add_option("--profile", flags->profile, "fusion profile: ort-cuda (default), ort-cpu, none");
+  c.app->add_option("--fusion-profile,--profile", flags->profile,
+                    "fusion profile: ort-cuda (default), ort-cpu, none (same flag as in `hase predict`; --profile is the older name)");
   c.app->add_option("--format", flags->format, "output: table (default), json, csv")
       ->check(CLI::IsMember({"table", "json", "csv"}));
   c.app->add_option("--disable", flags->disable, "fusion rule names to leave out (repeatable)");

@@ -38,7 +38,7 @@ TEST(KernelsCli, TableCsvAndProfiles) {
   auto c = Kernels(Zoo("resnet50") + " --format csv --profile ort-cpu");
   ASSERT_EQ(c.exit_code, 0) << c.err;
   EXPECT_EQ(std::count(c.out.begin(), c.out.end(), '\n'), 1 + 89);
-  auto n = Kernels(Zoo("vgg11") + " --profile none --format csv");
+  auto n = Kernels(Zoo("vgg11") + " --fusion-profile none --format csv");
   ASSERT_EQ(n.exit_code, 0) << n.err;
   EXPECT_EQ(std::count(n.out.begin(), n.out.end(), '\n'), 1 + 28);
 }

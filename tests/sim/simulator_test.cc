@@ -8,6 +8,7 @@
 #include "hase/sim/analytic_truth.h"
 #include "hase/sim/experiment.h"
 #include "hase/sim/lower_bound.h"
+#include "hase/sim/report.h"
 
 namespace hase::sim {
 namespace {
@@ -242,6 +243,22 @@ TEST(SimulatorTest, SameSeedByteIdenticalReport) {
   auto d = RunExperiment(c, tasks, o, *catalog, eo);
   ASSERT_TRUE(d.ok());
   EXPECT_NE(ReportJson(a->report, false), ReportJson(d->report, false));
+}
+
+TEST(Report, GanttTimeAxisHasRoundTicks) {
+  Cluster c;
+  SimResult r;
+  r.policy = "hase";
+  r.makespan_ms = 337'000;  // 337 s: ticks every 50 s (≤ 10 intervals), makespan at the end
+  const std::string svg = GanttSvg(c, {}, r);
+  for (const char* t : {">0 s<", ">50 s<", ">150 s<", ">300 s<", ">337.0 s<"}) {
+    EXPECT_NE(svg.find(t), std::string::npos) << t;
+  }
+  EXPECT_EQ(svg.find(">350 s<"), std::string::npos);
+  r.makespan_ms = 2'400;  // 2.4 s: ticks every 0.5 s
+  const std::string small = GanttSvg(c, {}, r);
+  EXPECT_NE(small.find(">0.5 s<"), std::string::npos);
+  EXPECT_NE(small.find(">2 s<"), std::string::npos);
 }
 
 }  // namespace

@@ -234,7 +234,7 @@ std::string GanttSvg(const sched::Cluster& cluster, const std::vector<sched::Tas
   for (const TaskOutcome& o : result.tasks) {
     if (!o.rejected && o.gpu >= 0) by_gpu[o.gpu].push_back(&o);
   }
-  const double height = top + n * (row_h + gap) + 60;
+  const double height = top + n * (row_h + gap) + 72;
   std::string svg = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" "
       "font-family=\"sans-serif\" font-size=\"11\">\n"
@@ -285,9 +285,21 @@ std::string GanttSvg(const sched::Cluster& cluster, const std::vector<sched::Tas
                        lx, ly, FamilyColour(f), lx + 16, ly + 10, f);
     lx += 110;
   }
-  svg += fmt::format("<text x=\"{}\" y=\"{:.0f}\">0 s</text><text x=\"{:.0f}\" y=\"{:.0f}\" "
-                     "text-anchor=\"end\">{:.1f} s</text>\n",
-                     left, ly + 30, left + width, ly + 30, span / 1000);
+  // Ticks every 1, 2 or 5 × 10^k seconds (at most 10 intervals), with faint grid lines; the
+  // makespan itself labels the right end.
+  const double span_s = span / 1000;
+  const double raw = span_s / 10, mag = std::pow(10.0, std::floor(std::log10(raw)));
+  const double step = raw <= mag ? mag : raw <= 2 * mag ? 2 * mag : raw <= 5 * mag ? 5 * mag : 10 * mag;
+  const double grid_bottom = top + n * (row_h + gap);
+  for (int i = 0; i * step < span_s * 0.95; ++i) {
+    const double x = left + width * (i * step) / span_s;
+    svg += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.0f}\" x2=\"{0:.1f}\" y2=\"{2:.0f}\" "
+                       "stroke=\"#888\" stroke-opacity=\"0.35\" stroke-width=\"0.5\"/>"
+                       "<text x=\"{0:.1f}\" y=\"{3:.0f}\" text-anchor=\"middle\">{4:g} s</text>\n",
+                       x, top, grid_bottom, ly + 30, i * step);
+  }
+  svg += fmt::format("<text x=\"{:.0f}\" y=\"{:.0f}\" text-anchor=\"end\">{:.1f} s</text>\n",
+                     left + width, ly + 44, span_s);
   svg += "</svg>\n";
   return svg;
 }
