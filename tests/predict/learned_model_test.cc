@@ -104,6 +104,41 @@ TEST(LearnedModelTest, DispatchFloorIsPerGpuWithMedianDefault) {
   EXPECT_EQ(model->DispatchFloorMs(s, "L4"), 0);
 }
 
+TEST(LearnedModelTest, DispatchFloorIsCappedAtOneAndAHalfTimesTheFastestCall) {
+  // 100 convs per GPU; the 2nd percentile is the 2nd fastest call (nearest rank 2 of 100).
+  std::vector<KernelSample> rows;
+  const char* names[] = {"T4", "V100-SXM2-16GB"};
+  for (int g = 0; g < 2; ++g) {
+    for (int i = 0; i < 100; ++i) {
+      KernelSample s;
+      s.source = "probe";
+      s.gpu = names[g];
+      s.family = KernelFamily::kConv;
+      s.op = "conv2d";
+      s.n = 1 + i;
+      s.c = s.k = 64;
+      s.h = s.w = 14;
+      s.r = s.s = 3;
+      s.stride_h = s.stride_w = 1;
+      s.pad_h = s.pad_w = 1;
+      s.where = "synthetic:" + std::to_string(i);
+      FillDerived(s);
+      // GPU 0: fastest 0.1 ms, 2nd-percentile (rank 2 of 100) 0.4 ms → capped at 0.15 ms.
+      // GPU 1: fastest 0.1 ms, 2nd percentile 0.12 ms (a real floor) → 0.12 ms.
+      s.latency_ms = i == 0 ? 0.1 : (g == 0 ? 0.4 : 0.12) + 0.01 * (i - 1);
+      rows.push_back(s);
+    }
+  }
+  auto gpus = ResolveGpus(rows, Catalog());
+  ASSERT_TRUE(gpus.ok());
+  auto model = LearnedKernelModel::Train(rows, *gpus, Tiny());
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  EXPECT_DOUBLE_EQ(model->DispatchFloorMs(rows[0], "T4"), 0.15);  // min(0.4, 1.5 × 0.1)
+  EXPECT_DOUBLE_EQ(model->DispatchFloorMs(rows[0], "V100-SXM2-16GB"), 0.12);
+  // A GPU absent from training: the median of the two (nearest rank: the lower one).
+  EXPECT_DOUBLE_EQ(model->DispatchFloorMs(rows[0], "L4"), 0.12);
+}
+
 TEST(LearnedModelTest, WrongVersionIsRefusedClearly) {
   std::vector<const GpuSpec*> gpus;
   std::vector<KernelSample> rows = Synthetic(&gpus);

@@ -75,7 +75,7 @@ TEST(ProbeEmulationTest, EachGemmOpIsProbedAndConvsNever) {
   c1.op = "conv2d";
   c1.r = c1.s = 1;
   c1.flops = 9e9;
-  c1.latency_ms = 0.25;  // 36 TFLOP/s (TF32 / Winograd): never a probe
+  c1.latency_ms = 0.25;  // 36 TFLOP/s (Winograd): never a probe
   KernelSample lin = Gemm(4e9, 1.0);  // 4 TFLOP/s, the largest linear
   lin.op = "linear";
   KernelSample bmm = Gemm(1e9, 0.2);  // 5 TFLOP/s, the largest (only) bmm: read too
@@ -90,6 +90,22 @@ TEST(ProbeEmulationTest, EachGemmOpIsProbedAndConvsNever) {
   ProbeEmulation q = EmulateProbe(rows, {0}, Spec("T4"), 3);
   EXPECT_DOUBLE_EQ(q.figures.fp32_tflops, 0.0);
   EXPECT_TRUE(q.rows_used.empty());
+}
+
+TEST(ProbeEmulationTest, GemmsLongerThanTenMsAreNotProbed) {
+  // The largest GEMM runs 200 ms at 3 TFLOP/s (power-limited): the probe reads the 2 largest
+  // of those that run at most 10 ms.
+  std::vector<KernelSample> rows = {
+      Gemm(6e11, 200.0),  // 0: 3 TFLOP/s, longer than kProbeMaxKernelMs: not read
+      Gemm(3e10, 8.0),    // 1: 3.75 TFLOP/s, 2nd largest short one
+      Gemm(2e10, 4.0),    // 2: 5 TFLOP/s, 3rd largest short one: not read
+      Gemm(1e10, 1.0),    // 3: 10 TFLOP/s, not read either
+      Gemm(4e10, 10.0),   // 4: exactly 10 ms, the largest short one: 4 TFLOP/s <- max
+  };
+  ProbeEmulation p = EmulateProbe(rows, {0, 1, 2, 3, 4}, Spec("T4"), 2);
+  EXPECT_DOUBLE_EQ(kProbeMaxKernelMs, 10.0);
+  EXPECT_DOUBLE_EQ(p.figures.fp32_tflops, 4.0);
+  EXPECT_EQ(p.rows_used, (std::vector<size_t>{1, 4}));
 }
 
 }  // namespace

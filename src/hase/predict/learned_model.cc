@@ -31,6 +31,13 @@ std::string DefaultFloorKey(const std::string& source, const std::string& op) {
   return source + "|" + op;
 }
 
+// Cap of a dispatch floor relative to the op's fastest call (LearnedKernelModel::Train). A
+// 2nd-percentile latency above 1.5 × the minimum is not a floor: NeuSight's smallest
+// convolutions (10^6–10^8 FLOP) already run 0.15–0.30 ms at the 2nd percentile, scaling with
+// the GPU's speed, while the fastest call of every op on every GPU is 0.07–0.11 ms; elementwise,
+// GEMM and normalisation ops sit within 1.25× of their minimum (docs/predictor-learned.md).
+constexpr double kFloorOverMin = 1.5;
+
 // Nearest-rank quantile of unsorted values.
 double Quantile(std::vector<double> v, double q) {
   if (v.empty()) return 0;
@@ -247,14 +254,16 @@ Result<LearnedKernelModel> LearnedKernelModel::Train(const std::vector<KernelSam
   LearnedKernelModel model;
   model.options_ = options;
 
-  // Dispatch floors: 2nd percentile per (source, gpu, op); default = median over GPUs.
+  // Dispatch floors per (source, gpu, op): the 2nd-percentile latency, capped at
+  // kFloorOverMin × the op's fastest call (when the 2nd-percentile rows take longer than that,
+  // they are doing work, not waiting on dispatch); default = median over GPUs.
   std::map<std::string, std::vector<double>> lat_by_key;
   for (size_t i = 0; i < rows.size(); ++i) {
     lat_by_key[FloorKey(rows[i].source, gpus[i]->id, rows[i].op)].push_back(rows[i].latency_ms);
   }
   std::map<std::string, std::vector<double>> floors_by_default;
   for (const auto& [key, lats] : lat_by_key) {
-    const double floor = Quantile(lats, 0.02);
+    const double floor = std::min(Quantile(lats, 0.02), kFloorOverMin * Quantile(lats, 0.0));
     model.floors_[key] = floor;
     const size_t a = key.find('|');
     const size_t b = key.rfind('|');

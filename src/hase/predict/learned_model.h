@@ -10,7 +10,8 @@
 // neither, datasheet × the median achieved/datasheet ratio of the training GPUs.
 // f is trained on ln(measured / base) (target chosen by measurement: see the doc). The dispatch
 // floor is a separate, explicit overhead term (../shared/data/PITFALLS.md 3): per (source, GPU,
-// op) the 2nd-percentile latency of that op's training rows when the GPU is in the training set,
+// op) the 2nd-percentile latency of that op's training rows, capped at 1.5 × the op's fastest
+// row (a 2nd percentile above that is compute, not dispatch), when the GPU is in the training set,
 // else the median of that over training GPUs for (source, op) (scaled by a floor probe when one
 // is given: DispatchFloorMs), else 0. It is a property of the
 // measuring host and framework and is not carried to kernels predicted for a runtime

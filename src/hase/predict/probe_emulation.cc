@@ -32,6 +32,7 @@ std::vector<size_t> ComputeProbe(const std::vector<KernelSample>& rows,
   for (size_t i : idx) {
     const KernelSample& s = rows[i];
     if (s.includes_transfer || IsFp16(s) != fp16 || s.latency_ms <= 0 || s.flops <= 0) continue;
+    if (s.latency_ms > kProbeMaxKernelMs) continue;
     if (s.family == KernelFamily::kGemm) by_op[s.op].push_back(i);
   }
   std::vector<size_t> used;

@@ -7,9 +7,10 @@
 //
 // Rules (each over rows of that GPU that are pure kernel time, includes_transfer = 0):
 //   fp32 compute: per GEMM op ("linear", "bmm", "gemm", …), the N fp32 gemm rows with the most
-//     FLOPs; fp32_tflops = max over all of them of flops / latency. Convolutions are never
-//     read (cuDNN picks Winograd/FFT or, on Ampere under PyTorch, TF32 tensor cores: not a
-//     GEMM peak); a GPU without gemm rows gets no compute figure.
+//     FLOPs among those that run at most kProbeMaxKernelMs; fp32_tflops = max over all of them of flops / latency. Convolutions are never
+//     read (cuDNN picks Winograd/FFT, which beat the FP32 GEMM peak in FLOP terms; a conv probe
+//     kind was measured and rejected, docs/predictor-learned.md); a GPU without gemm rows gets
+//     no compute figure.
 //   fp16 compute: the same on float16 rows; written to tensor_fp16_tflops on GPUs with tensor
 //     cores, else to fp16_tflops (the figure FiguresRoofline uses for float16 conv/gemm).
 //   DRAM bandwidth: the N elementwise fp32/fp16 rows with the most bytes;
@@ -28,6 +29,13 @@
 #include "hase/predict/kernel_sample.h"
 
 namespace hase::predict {
+
+// Longest kernel a compute probe reads, ms. Longer GEMMs lose throughput to power and thermal
+// limits (../shared/data/PITFALLS.md 6: T4 / P4 reach 20–25 % more FLOP/s in their largest
+// GEMMs under 10 ms than in their largest ones, 0.2–0.9 s; big GPUs 2–13 %), which most of
+// the kernels being predicted never reach; hase-probe's --quick sgemm (2048^3) runs 1–6 ms on
+// these GPUs. The only value measured (docs/predictor-learned.md).
+inline constexpr double kProbeMaxKernelMs = 10.0;
 
 struct ProbeEmulation {
   NormFigures figures;             // achieved TFLOP/s and GB/s; 0 = not probed
