@@ -7,10 +7,10 @@
 //
 // Rules (each over rows of that GPU that are pure kernel time, includes_transfer = 0):
 //   fp32 compute: per GEMM op ("linear", "bmm", "gemm", …), the N fp32 gemm rows with the most
-//     FLOPs among those that run at most kProbeMaxKernelMs; fp32_tflops = max over all of them of flops / latency. Convolutions are never
-//     read (cuDNN picks Winograd/FFT, which beat the FP32 GEMM peak in FLOP terms; a conv probe
-//     kind was measured and rejected, docs/predictor-learned.md); a GPU without gemm rows gets
-//     no compute figure.
+//     FLOPs among those that run at most kProbeMaxKernelMs; fp32_tflops = max over all of
+//     them of flops / latency. Convolutions are never read (cuDNN picks Winograd/FFT, which
+//     beat the FP32 GEMM peak in FLOP terms; a conv probe kind was measured and rejected,
+//     docs/predictor-learned.md); a GPU without gemm rows gets no compute figure.
 //   fp16 compute: the same on float16 rows; written to tensor_fp16_tflops on GPUs with tensor
 //     cores, else to fp16_tflops (the figure FiguresRoofline uses for float16 conv/gemm).
 //   DRAM bandwidth: the N elementwise fp32/fp16 rows with the most bytes;
