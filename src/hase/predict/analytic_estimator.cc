@@ -14,11 +14,11 @@ int64_t OutputElements(const Kernel& k) {
   return n;
 }
 
+}  // namespace
+
 bool UsesTensorCores(KernelFamily f) {
   return f == KernelFamily::kConv || f == KernelFamily::kGemm;
 }
-
-}  // namespace
 
 Result<AnalyticEstimator::Terms> AnalyticEstimator::RooflineTerms(
     const Kernel& k, const ExecutionContext& ctx) const {

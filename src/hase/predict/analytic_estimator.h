@@ -77,6 +77,10 @@ struct AnalyticParams {
   double sync_us = 20.0;
 };
 
+// Whether a kernel family runs on tensor cores under kTensor / kTf32 (conv and gemm; grouped and
+// depthwise conv do not). Shared by every estimator that models precision.
+bool UsesTensorCores(KernelFamily f);
+
 // Parameter set used by default (`hase predict`, PredictModel without an estimator).
 AnalyticParams DefaultAnalyticParams();
 

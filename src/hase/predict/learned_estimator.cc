@@ -1,5 +1,7 @@
 #include "hase/predict/learned_estimator.h"
 
+#include "hase/predict/analytic_estimator.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -138,7 +140,7 @@ Result<KernelEstimate> LearnedEstimator::Estimate(const Kernel& kernel,
   // default is FP32 since 1.12): conv/gemm that run on TF32 tensor cores are left to the
   // analytic model.
   if (ctx.precision == Precision::kTf32 && ctx.gpu.tensor_tf32_tflops() > 0 &&
-      (kernel.family == KernelFamily::kConv || kernel.family == KernelFamily::kGemm)) {
+      UsesTensorCores(kernel.family)) {
     return Status::Unsupported("learned model has no TF32 tensor-core timings", kernel.type);
   }
   KernelSample s = KernelToSample(kernel, ctx.precision);
