@@ -4,6 +4,7 @@
 // reservations, decision time and the distance to a makespan lower bound.
 #include <cstdio>
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -36,6 +37,8 @@ struct SimulateFlags {
   double error_sigma = 0.15;
   int top_k = 4;
   int max_reservations = 1;
+  double aging = sched::HaseOptions{}.aging;
+  int max_tasks_per_gpu = 0;
   bool no_gantt = false;
   bool progress = false;
 };
@@ -100,6 +103,16 @@ int Run(const SimulateFlags& f) {
     return Fail(Status::InvalidArgument("--max-reservations must be >= 0", "--max-reservations"));
   }
 
+  if (!(f.aging >= 0) || !std::isfinite(f.aging)) {
+    return Fail(Status::InvalidArgument("--aging must be a finite number >= 0", "--aging"));
+  }
+  if (f.max_tasks_per_gpu < 0) {
+    return Fail(Status::InvalidArgument("--max-tasks-per-gpu must be >= 0", "--max-tasks-per-gpu"));
+  }
+  if (f.max_tasks_per_gpu > 0) {  // what the cluster file would say with max_tasks: N everywhere
+    for (sched::Gpu& g : cluster->gpus) g.max_tasks = f.max_tasks_per_gpu;
+  }
+
   auto precision = ParsePrecision(f.precision);
   if (!precision.ok()) return Fail(precision.status().WithContext("--precision"));
 
@@ -124,6 +137,7 @@ int Run(const SimulateFlags& f) {
   eo.seed = f.seed;
   eo.error_sigma = f.error_sigma;
   eo.hase.top_k = f.top_k;
+  eo.hase.aging = f.aging;
   eo.max_reservations = f.max_reservations;
   eo.show_progress = f.progress || tasks->size() >= 5000;
   eo.workload_name = f.workload.empty() ? "default-200" : f.workload;
@@ -174,6 +188,8 @@ Command AddSimulateCommand(CLI::App& parent) {
   c.app->add_option("--error-sigma", flags->error_sigma, "analytic truth: lognormal sigma of the runtime error")->capture_default_str();
   c.app->add_option("--top-k", flags->top_k, "hase: stage-2 candidates")->capture_default_str();
   c.app->add_option("--max-reservations", flags->max_reservations, "hase: reservations held at once (1 = EASY)")->capture_default_str();
+  c.app->add_option("--aging", flags->aging, "hase: queue order credit, ms of task length per ms waited (0 = longest first)")->capture_default_str();
+  c.app->add_option("--max-tasks-per-gpu", flags->max_tasks_per_gpu, "override every GPU's co-location limit (1 = one task at a time; 0 = the cluster file's)")->capture_default_str();
   c.app->add_flag("--no-gantt", flags->no_gantt, "do not write Gantt SVGs");
   c.app->add_flag("--progress", flags->progress, "progress bar on stderr (automatic from 5000 tasks)");
   c.run = [flags] { return Run(*flags); };

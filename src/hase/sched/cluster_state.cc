@@ -1,18 +1,22 @@
 #include "hase/sched/cluster_state.h"
 
+#include <algorithm>
 #include <map>
 #include <tuple>
 
 namespace hase::sched {
 
-ClusterState::ClusterState(const Cluster& c) : cluster(c) {
+ClusterState::ClusterState(const Cluster& c, int max_tasks_cap) : cluster(c) {
+  auto slots = [&](const Gpu& g) {
+    return max_tasks_cap > 0 ? std::min(g.max_tasks, max_tasks_cap) : g.max_tasks;
+  };
   gpus.reserve(c.gpus.size());
   for (const Gpu& g : c.gpus) {
     GpuState s;
     s.id = g.id;
     s.type = g.type;
     s.memory_mib = g.memory_mib;
-    s.max_tasks = g.max_tasks;
+    s.max_tasks = slots(g);
     gpus.push_back(std::move(s));
   }
   finish_ms.assign(gpus.size(), 0.0);
@@ -21,13 +25,13 @@ ClusterState::ClusterState(const Cluster& c) : cluster(c) {
   filed_.assign(gpus.size(), Filed{});
   std::map<std::tuple<int, double, int>, int> by_key;
   for (const Gpu& g : c.gpus) {
-    const auto key = std::make_tuple(g.type, g.memory_mib, g.max_tasks);
+    const auto key = std::make_tuple(g.type, g.memory_mib, slots(g));
     auto [it, added] = by_key.emplace(key, static_cast<int>(classes_.size()));
     if (added) {
       GpuClass k;
       k.type = g.type;
       k.memory_mib = g.memory_mib;
-      k.max_tasks = g.max_tasks;
+      k.max_tasks = slots(g);
       classes_.push_back(std::move(k));
     }
     class_of_[g.id] = it->second;

@@ -18,7 +18,9 @@ namespace hase::sched {
 
 class ClusterState {
  public:
-  explicit ClusterState(const Cluster& c);
+  // `max_tasks_cap` > 0 caps every GPU's max_tasks (Policy::Options::max_tasks_per_gpu); 0
+  // keeps the cluster's.
+  explicit ClusterState(const Cluster& c, int max_tasks_cap = 0);
 
   const Cluster& cluster;        // must outlive this state
   std::vector<GpuState> gpus;    // indexed by Gpu::id

@@ -81,6 +81,10 @@ struct Decision {
   int claim_gpu = -1;        // kWait only: the GPU the task waits for (a claim for this pass)
   double claim_not_before_ms = 0;  // kWait only: the start the claim plans for
   std::string reason;        // kReject / kWait: why, for people
+  // Explanation (plans, `hase simulate --plan`): the best other GPU the Select plugin priced
+  // and its predicted end, ms (-1: none priced); the running tasks the task shares `gpu` with.
+  int runner_up_gpu = -1;
+  double runner_up_end_ms = -1;
 };
 
 class Plugin {

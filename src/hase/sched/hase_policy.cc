@@ -28,6 +28,19 @@ bool ClassCanHost(const Task& task, const ClusterState::GpuClass& c, const Cycle
   const Result<TaskProfile>& p = cycle.profile[c.type];
   return p.ok() && MemoryNeedMib(task, *p) <= c.memory_mib;
 }
+// Whether adding a task of demand `demand` to what runs on `gpu` now raises the GPU's
+// throughput in isolated-work ms per ms (Σ_i 1 / s_i under the contention model) by more than
+// the fraction `margin`.
+bool SharingGains(const GpuState& gpu, double demand, const ContentionModel& model,
+                  double margin) {
+  const double total = gpu.TotalDemand();
+  double without = 0, with = 1.0 / model.Slowdown(total);
+  for (const RunningTask& r : gpu.running) {
+    without += 1.0 / model.Slowdown(total - r.demand);
+    with += 1.0 / model.Slowdown(total - r.demand + demand);
+  }
+  return with > without * (1 + margin);
+}
 }  // namespace
 
 HasePlugin::Placement HasePlugin::Predict(const Task& task, const GpuState& gpu,
@@ -65,13 +78,19 @@ HasePlugin::Placement HasePlugin::Predict(const Task& task, const GpuState& gpu,
   };
   // (a) start as soon as a slot and memory are free, sharing the GPU;
   pl = evaluate(now);
-  // (b) wait until the GPU has drained and run alone, when that is cheaper (heavy tasks:
-  //     with kappa >= 1 two saturating tasks together are slower than one after the other).
+  // (b) wait until the GPU has drained and run alone. Sharing is kept only when it is a
+  //     predicted gain — the GPU drains no later than when the task runs after the others
+  //     (with kappa >= 1 two saturating tasks together are slower than one after the other:
+  //     sharing would only shift the cost to the makespan) — and it is cheaper.
   if (options_.consider_exclusive && !base.entries.empty() && std::isfinite(base.finish_ms) &&
       base.finish_ms > pl.start_ms) {
     const Placement alone = evaluate(base.finish_ms);
     const double w = options_.inflicted_weight;
-    if (alone.end_ms + w * alone.inflicted_ms < pl.end_ms + w * pl.inflicted_ms) pl = alone;
+    const bool gain = pl.gpu_finish_ms + options_.colocation_margin * p.isolated_ms <=
+                      alone.gpu_finish_ms + kTimeEpsMs;
+    if (!gain || alone.end_ms + w * alone.inflicted_ms < pl.end_ms + w * pl.inflicted_ms) {
+      pl = alone;
+    }
   }
   return pl;
 }
@@ -90,8 +109,11 @@ HasePlugin::Placement HasePlugin::Estimate(const Task& task, const GpuState& gpu
   best.not_before_ms = best.start_ms;
   best.end_ms = best.start_ms + p.isolated_ms * model.Slowdown(bg);
   best.gpu_finish_ms = best.end_ms;
-  // Sharing, now.
-  if (gpu.claims.empty() && gpu.FitsNow(MemoryNeedMib(task, p))) {
+  // Sharing, now, when it is a predicted gain: the GPU's isolated-work throughput with the task
+  // (Σ over its tasks of 1 / slowdown) exceeds the throughput without it (Predict's exact
+  // test compares drain times).
+  if (gpu.claims.empty() && gpu.FitsNow(MemoryNeedMib(task, p)) &&
+      SharingGains(gpu, p.demand, model, options_.colocation_margin)) {
     const double total = gpu.TotalDemand();
     Placement share;
     share.start_ms = now;
@@ -210,153 +232,101 @@ bool HasePlugin::Rank(const Task& task, const ClusterState& state, CycleState& c
   return true;
 }
 
-void HasePlugin::FitsNowSearch(const Task& task, const ClusterState& state,
-                               const CycleState& cycle, const std::vector<Candidate>& candidates,
-                               bool* any, int* lowest) const {
-  *any = false;
-  *lowest = -1;
-  auto fits = [&](const GpuState& g) {
+bool HasePlugin::AnyFitsNow(const Task& task, const ClusterState& state, const CycleState& cycle,
+                            const std::vector<Candidate>& candidates) const {
+  auto fits = [&](int id) {
+    const GpuState& g = state.gpus[id];
     return g.FitsNow(MemoryNeedMib(task, *cycle.profile[g.type]));
-  };
-  auto take = [&](int id) {  // `id` passed Filter and fits now
-    *any = true;
-    if (!state.gpus[id].reservation && (*lowest < 0 || id < *lowest)) *lowest = id;
   };
   if (cycle.candidates_complete) {
     for (const Candidate& c : candidates) {
-      if (fits(state.gpus[c.gpu])) take(c.gpu);
+      if (fits(c.gpu)) return true;
     }
-    return;
+    return false;
   }
   auto passes = [&](int id) { return Filter(task, state.gpus[id], cycle).fits(); };
   for (int g : state.irregular()) {
-    if (passes(g) && fits(state.gpus[g])) take(g);
+    if (passes(g) && fits(g)) return true;
   }
   for (const auto& [task_id, g] : state.reservation_of_task) {
-    if (passes(g) && fits(state.gpus[g])) take(g);
+    if (passes(g) && fits(g)) return true;
   }
   for (const ClusterState::GpuClass& c : state.classes()) {
     if (!ClassCanHost(task, c, cycle)) continue;
-    for (int g : c.open) {  // by id: the first unreserved one that fits is the class's lowest
-      if (*lowest >= 0 && g > *lowest) break;
-      if (state.gpus[g].reservation) continue;  // counted above
-      if (fits(state.gpus[g])) {
-        take(g);
-        break;
-      }
+    for (int g : c.open) {
+      if (!state.gpus[g].reservation && fits(g)) return true;
     }
   }
-}
-
-int HasePlugin::EarliestStart(const Task& task, const ClusterState& state,
-                              const CycleState& cycle, const std::vector<Candidate>& candidates,
-                              double* start) const {
-  int earliest = -1;
-  double earliest_start = kInf;
-  auto visit = [&](int id) {
-    const GpuState& g = state.gpus[id];
-    if (g.reservation) return;  // one reservation per GPU
-    const double s = EarliestFitMs(g, oracle_.contention(), cycle.now_ms,
-                                   MemoryNeedMib(task, *cycle.profile[g.type]));
-    if (s < earliest_start || (s == earliest_start && id < earliest)) {
-      earliest_start = s;
-      earliest = id;
-    }
-  };
-  if (cycle.candidates_complete) {
-    for (const Candidate& c : candidates) visit(c.gpu);
-  } else {
-    for (int g : state.irregular()) {
-      if (Filter(task, state.gpus[g], cycle).fits()) visit(g);
-    }
-    for (const ClusterState::GpuClass& c : state.classes()) {
-      if (!ClassCanHost(task, c, cycle)) continue;
-      for (int g : c.gpus) {
-        if (!state.irregular().count(g)) visit(g);  // unreserved regular GPUs pass Filter
-      }
-    }
-  }
-  *start = earliest_start;
-  return earliest;
+  return false;
 }
 
 Decision HasePlugin::Select(const Task& task, const ClusterState& state, const CycleState& cycle,
                             const std::vector<Candidate>& candidates) {
   const double now = cycle.now_ms;
+  const double w = options_.inflicted_weight;
   const size_t k = std::min(candidates.size(), static_cast<size_t>(std::max(1, options_.top_k)));
-  int best = -1;
-  Placement best_pl;
-  double best_makespan = kInf;
-  double best_cost = kInf;
+  // The two cheapest of the top_k by exact timelines: (cost, start, id) lexicographic.
+  struct Priced {
+    int gpu = -1;
+    Placement pl;
+    double cost = kInf;
+  };
+  auto cheaper = [](const Priced& a, const Priced& b) {
+    if (a.gpu < 0) return false;
+    if (b.gpu < 0) return true;
+    if (a.cost != b.cost) return a.cost < b.cost;
+    if (a.pl.start_ms != b.pl.start_ms) return a.pl.start_ms < b.pl.start_ms;
+    return a.gpu < b.gpu;
+  };
+  Priced best, second;
   for (size_t i = 0; i < k; ++i) {
-    const int g = candidates[i].gpu;
-    const Placement pl = Predict(task, state.gpus[g], cycle);
-    const double makespan = std::max(pl.gpu_finish_ms, state.MaxProjectedFinishExcluding(g));
-    const double cost = pl.end_ms + options_.inflicted_weight * pl.inflicted_ms;
-    const double tol = options_.makespan_tolerance * std::max(1.0, std::abs(best_makespan));
-    bool better;
-    if (best < 0 || makespan < best_makespan - tol) {
-      better = true;
-    } else if (makespan > best_makespan + tol) {
-      better = false;
-    } else {
-      // Equal cost: start now rather than wait, then the lower GPU id.
-      better = cost < best_cost ||
-               (cost == best_cost && (pl.start_ms < best_pl.start_ms ||
-                                      (pl.start_ms == best_pl.start_ms && g < best)));
-    }
-    if (better) {
-      best = g;
-      best_pl = pl;
-      best_makespan = makespan;
-      best_cost = cost;
+    Priced p;
+    p.gpu = candidates[i].gpu;
+    p.pl = Predict(task, state.gpus[p.gpu], cycle);
+    p.cost = p.pl.end_ms + w * p.pl.inflicted_ms;
+    if (cheaper(p, best)) {
+      second = best;
+      best = p;
+    } else if (cheaper(p, second)) {
+      second = p;
     }
   }
-  if (best_pl.start_ms <= now + kTimeEpsMs) return BindNow(best, now, best_pl.end_ms);
+  auto explain = [&](Decision d) {
+    if (second.gpu >= 0) {
+      d.runner_up_gpu = second.gpu;
+      d.runner_up_end_ms = second.pl.end_ms;
+    }
+    return d;
+  };
+  if (best.pl.start_ms <= now + kTimeEpsMs) return explain(BindNow(best.gpu, now, best.pl.end_ms));
   // The task's own reservation has come due: take it.
   const int held = state.ReservedGpuOf(task.id);
   if (held >= 0) {
     const GpuState& g = state.gpus[held];
     const Result<TaskProfile>& p = cycle.profile[g.type];
     if (p.ok() && g.FitsNow(MemoryNeedMib(task, *p))) {
-      return BindNow(held, now, Predict(task, g, cycle).end_ms);
+      return explain(BindNow(held, now, Predict(task, g, cycle).end_ms));
     }
   }
+  // Wait for the GPU of the best predicted completion, claiming it for this pass.
   Decision d;
   d.kind = Decision::Kind::kWait;
-  d.gpu = best;
-  d.claim_gpu = best;
-  d.claim_not_before_ms = best_pl.not_before_ms;
-  d.start_ms = best_pl.start_ms;
-  d.end_ms = best_pl.end_ms;
-  d.reason = "waiting for a faster GPU to free";
-  if (held >= 0) return d;  // keeps its reservation
-  // Blocked (nothing can start it now) or waited too long: start it now on the lowest-id GPU
-  // that can, else reserve the GPU that can start it earliest.
-  bool any_fits = false;
-  int fits_gpu = -1;
-  FitsNowSearch(task, state, cycle, candidates, &any_fits, &fits_gpu);
-  const bool blocked = !any_fits;
-  const double bound =
-      std::max(options_.wait_bound_factor * cycle.best_isolated_ms, options_.wait_bound_min_ms);
-  const bool waited_too_long = now - task.arrival_ms >= bound;
-  if (!blocked && !waited_too_long) return d;
-  if (fits_gpu >= 0) {  // it can start now: stop waiting, start it
-    return BindNow(fits_gpu, now, Predict(task, state.gpus[fits_gpu], cycle).end_ms);
+  d.gpu = best.gpu;
+  d.claim_gpu = best.gpu;
+  d.claim_not_before_ms = best.pl.not_before_ms;
+  d.start_ms = best.pl.start_ms;
+  d.end_ms = best.pl.end_ms;
+  d.reason = "waiting for the GPU of its earliest predicted completion";
+  if (held >= 0) return explain(d);  // keeps its reservation
+  // EASY: a task no GPU can start now reserves that GPU (the search is skipped when no
+  // reservation can be held: Policy::Commit's rule).
+  if (static_cast<int>(state.reservation_of_task.size()) >= max_reservations_ ||
+      state.gpus[best.gpu].reservation || AnyFitsNow(task, state, cycle, candidates)) {
+    return explain(d);
   }
-  // A reservation only if one can be held (Policy::Commit's rule): the search is O(GPUs).
-  if (static_cast<int>(state.reservation_of_task.size()) >= max_reservations_) return d;
-  double earliest_start = kInf;
-  const int earliest = EarliestStart(task, state, cycle, candidates, &earliest_start);
-  if (earliest < 0 || !std::isfinite(earliest_start)) return d;
-  if (earliest_start <= now + kTimeEpsMs) {  // it can start now: stop waiting, start it
-    return BindNow(earliest, now, Predict(task, state.gpus[earliest], cycle).end_ms);
-  }
-  d.gpu = earliest;
-  d.start_ms = earliest_start;
   d.reserve = true;
-  d.reason = blocked ? "no GPU can start it now: reserved the earliest" : "waited past its bound";
-  return d;
+  d.reason = "no GPU can start it now: reserved the GPU of its earliest predicted completion";
+  return explain(d);
 }
 
 std::unique_ptr<Policy> MakeHasePolicy(std::shared_ptr<const LatencyOracle> oracle,
@@ -366,6 +336,7 @@ std::unique_ptr<Policy> MakeHasePolicy(std::shared_ptr<const LatencyOracle> orac
   po.one_idle_gpu_per_type = true;
   po.max_reservations = max_reservations;
   po.claim_on_wait = true;
+  po.lpt_aging = options.aging;
   const LatencyOracle& o = *oracle;
   auto policy = std::make_unique<Policy>("hase", po, std::move(oracle));
   auto plugin = std::make_shared<HasePlugin>(o, options, max_reservations);

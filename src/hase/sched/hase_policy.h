@@ -7,15 +7,19 @@
 //   I_g it inflicts on the tasks already there (PredictTimeline with and without it), for two
 //   starts — the earliest free slot (sharing) and the moment the GPU drains (alone) — keeping
 //   the cheaper C_g + inflicted_weight × I_g. Score = 100 × (now + fastest isolated time) / (C_g + inflicted_weight × I_g).
-// Stage 2 (Select): among the top_k GPUs by score, pick the one minimising the projected
-//   makespan max(GPU g's new finish, every other GPU's projected finish); ties (within
-//   makespan_tolerance) go to the lower C_g + inflicted_weight × I_g (the sum of completion
-//   times), then the lower GPU id. A choice that starts later than now means "wait for this
-//   faster GPU"; the task stays queued.
-// Reservation: a waiting task that cannot start anywhere now, or that has waited longer than
-//   max(wait_bound_factor × its fastest isolated time, wait_bound_min_ms), reserves the GPU
-//   that can start it earliest (EASY: at most Policy::Options::max_reservations at once).
-//   Other tasks use a reserved GPU only through BackfillAllowed (backfill.h).
+// Stage 2 (Select): among the top_k GPUs by score, the exact timelines (Predict) decide: the
+//   GPU with the lowest C_g + inflicted_weight × I_g wins; ties go to the earlier start, then
+//   the lower GPU id (only GPUs of one class — interchangeable — can tie exactly). Every
+//   outcome is priced this way: there is no fallback by GPU id, by "frees first" or by file
+//   order. A choice that starts later than now means "wait for this GPU": the task stays
+//   queued and claims the GPU for the rest of the pass (later tasks plan around it).
+// Queue order: longest first with linear aging (Policy::Options::lpt_aging, HaseOptions::
+//   aging): the tasks that set the tail choose first; a task waits behind later arrivals only
+//   while they are longer by more than aging × the arrival gap.
+// Reservation (EASY): a task that no GPU can start now reserves the GPU of its best predicted
+//   completion from its predicted start there (at most Policy::Options::max_reservations at
+//   once). Other tasks use a reserved GPU only through BackfillAllowed (backfill.h). A task
+//   whose reservation has come due starts there.
 #pragma once
 
 #include <cstdint>
@@ -31,11 +35,17 @@ struct HaseOptions {
   int top_k = 4;                    // stage-2 candidates (>= 1); 1 = plain greedy
   double inflicted_weight = 1.0;    // weight of the slowdown inflicted on co-runners in C_g
   bool allow_wait = true;           // may choose a busy GPU and wait for it
+  // Co-location must be a predicted gain by this margin: sharing must drain the GPU earlier
+  // than running after the others by margin × the task's isolated time (Predict), and raise
+  // the GPU's isolated-work throughput by this fraction (Estimate). Guards against the
+  // interference the model does not predict (pairwise noise, docs/scheduler.md).
+  double colocation_margin = 0.1;
   bool consider_exclusive = true;   // stage 1 also prices waiting until the GPU drains and
                                     // running alone; keeps the cheaper of the two
-  double wait_bound_factor = 2.0;   // reservation after waiting this × fastest isolated time
-  double wait_bound_min_ms = 1000;  // … but never before this much waiting, ms
-  double makespan_tolerance = 1e-9; // relative: makespans this close count as a tie
+  // Queue order: credit, in ms of task length, per ms waited (Policy::Options::lpt_aging).
+  // 0 = pure longest-first; large = arrival order. docs/scheduler.md ("Queue order") gives the
+  // measurements behind the default.
+  double aging = 0.1;
   // Stage 1 through ClusterState's candidate index (RankPlugin) instead of scoring every GPU.
   // Same top_k as the sweep (tests/sched/hase_index_test.cc compares both on random states);
   // false: the sweep (kept as the reference).
@@ -101,15 +111,10 @@ class HasePlugin final : public FilterPlugin,
  private:
   // Score of a stage-1 cost (what Score returns for it).
   double ScoreOfCost(double cost, const CycleState& cycle) const;
-  // Over the GPUs that pass Filter: whether any can start `task` now (*any), and the
-  // lowest-id unreserved one that can (-1 if none). Uses `candidates` when they are complete,
-  // else the index.
-  void FitsNowSearch(const Task& task, const ClusterState& state, const CycleState& cycle,
-                     const std::vector<Candidate>& candidates, bool* any, int* lowest) const;
-  // The unreserved GPU passing Filter where `task` could start earliest (EarliestFitMs), ties
-  // to the lower id; -1 if none. O(GPUs) timelines: only called when a reservation can be made.
-  int EarliestStart(const Task& task, const ClusterState& state, const CycleState& cycle,
-                    const std::vector<Candidate>& candidates, double* start) const;
+  // Whether any GPU passing Filter can start `task` now. Uses `candidates` when they are
+  // complete, else the index (free-slot sets).
+  bool AnyFitsNow(const Task& task, const ClusterState& state, const CycleState& cycle,
+                  const std::vector<Candidate>& candidates) const;
 
   const LatencyOracle& oracle_;
   const HaseOptions options_;

@@ -1,6 +1,8 @@
 #include "hase/sched/policy.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <string>
 
 #include <fmt/format.h>
@@ -150,6 +152,17 @@ bool Policy::PassSettled(const ClusterState& state) const {
   if (state.open_gpus() > 0) return false;
   return !reserve_ ||
          static_cast<int>(state.reservation_of_task.size()) >= options_.max_reservations;
+}
+
+double Policy::QueueKey(const Task& task, const Cluster& cluster) const {
+  if (options_.lpt_aging < 0) return 0;
+  double fastest = std::numeric_limits<double>::infinity();
+  for (const GpuType& type : cluster.types) {
+    const Result<TaskProfile> p = oracle_->Profile(task, type);
+    if (p.ok()) fastest = std::min(fastest, p->isolated_ms);
+  }
+  if (!std::isfinite(fastest)) fastest = 0;  // rejected anyway; keep arrival order
+  return fastest - options_.lpt_aging * task.arrival_ms;
 }
 
 void Policy::Forget(const Task& task, ClusterState& state) {

@@ -35,6 +35,24 @@ class Policy {
     // A task that waits for a particular GPU claims it for the rest of the pass
     // (GpuState::claims), so later tasks in the same pass plan around it.
     bool claim_on_wait = false;
+    // Central-queue order within a priority level (QueueKey). < 0: arrival order. >= 0: longest
+    // first with linear aging, key = L − lpt_aging × arrival_ms, descending, where L is the
+    // task's fastest predicted isolated time over the cluster's types (LPT, Graham 1969). Since
+    // L + α × (now − arrival) orders tasks exactly as L − α × arrival (the α × now term is common
+    // to all), this is "longest processing time first, aged by α ms of credit per ms waited" as
+    // a static key: a task arriving Δ ms after another goes ahead of it only if it is longer by
+    // more than α × Δ, so every wait is bounded.
+    double lpt_aging = -1;
+    // Caps every GPU's max_tasks for this policy (1: one task at a time per GPU, as eft and
+    // min-min assume); 0 keeps the cluster's. The driver applies it to its ClusterState.
+    int max_tasks_per_gpu = 0;
+    // How a central-queue pass picks the next task to decide. kOrdered: queue order.
+    // kMinMin / kMaxMin: batch-mode mapping (Braun et al., JPDC 61(6), 2001; Maheswaran et al.,
+    // JPDC 59(2), 1999): every task of the pass is decided, the one with the smallest (min-min)
+    // or largest (max-min) predicted completion is committed, the others are decided again
+    // where the commit changed their choice, until each is bound or waits with a claim.
+    enum class PassOrder { kOrdered, kMinMin, kMaxMin };
+    PassOrder pass_order = PassOrder::kOrdered;
   };
 
   Policy(std::string name, Options options, std::shared_ptr<const LatencyOracle> oracle)
@@ -78,6 +96,10 @@ class Policy {
   // made by such waits only steer later waits of the same pass. The simulator stops the pass
   // then (exact: no decision changes).
   bool PassSettled(const ClusterState& state) const;
+
+  // The task's central-queue sort key (Options::lpt_aging; larger first within a priority):
+  // 0 for arrival order. Asks the oracle once per cluster type.
+  double QueueKey(const Task& task, const Cluster& cluster) const;
 
   // Releases whatever reservation `task` holds (it started, finished or was cancelled).
   // Idempotent.

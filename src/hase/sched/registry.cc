@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include "hase/sched/eft.h"
 #include "hase/sched/fastest_gpu.h"
 #include "hase/sched/gavel_like.h"
 #include "hase/sched/least_loaded.h"
+#include "hase/sched/min_min.h"
 #include "hase/sched/random_policy.h"
 #include "hase/sched/rr.h"
 
@@ -21,6 +23,9 @@ std::map<std::string, PolicyFactory> PolicyRegistry() {
       {"fastest-gpu",
        [](const PolicyConfig& c) -> R { return MakeFastestGpuPolicy(c.oracle, *c.cluster); }},
       {"gavel-like", [](const PolicyConfig& c) -> R { return MakeGavelLikePolicy(c.oracle); }},
+      {"eft", [](const PolicyConfig& c) -> R { return MakeEftPolicy(c.oracle); }},
+      {"min-min", [](const PolicyConfig& c) -> R { return MakeMinMinPolicy(c.oracle, false); }},
+      {"max-min", [](const PolicyConfig& c) -> R { return MakeMinMinPolicy(c.oracle, true); }},
       {"hase",
        [](const PolicyConfig& c) -> R {
          return MakeHasePolicy(c.oracle, c.hase, c.max_reservations);
@@ -29,7 +34,8 @@ std::map<std::string, PolicyFactory> PolicyRegistry() {
 }
 
 std::vector<std::string> PolicyNames() {
-  return {"rr", "random", "least-loaded", "fastest-gpu", "gavel-like", "hase"};
+  return {"rr",  "random",  "least-loaded", "fastest-gpu", "gavel-like",
+          "eft", "min-min", "max-min",      "hase"};
 }
 
 Result<std::unique_ptr<Policy>> MakePolicy(const std::string& name, const PolicyConfig& config) {

@@ -6,6 +6,9 @@
 //   least-loaded  the GPU with the fewest running + queued tasks
 //   fastest-gpu   the GPU of the highest-peak-FLOP/s type that can start the task now
 //   gavel-like    Gavel's throughput matrix: best isolated throughput share, no live load
+//   eft           online earliest finish: on arrival, the GPU of the earliest predicted end
+//   min-min       batch mode: the task with the smallest minimum completion time first
+//   max-min       batch mode: the task with the largest minimum completion time first
 //   hase          two-stage greedy + reservations + EASY backfilling (docs/scheduler.md)
 #pragma once
 

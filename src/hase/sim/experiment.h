@@ -29,6 +29,7 @@ struct ExperimentOptions {
   double pair_sigma = 0.59;         // analytic truth: pairwise interference noise
   sched::HaseOptions hase;          // hase's parameters
   int max_reservations = 1;         // hase: reservations at once (1 = EASY)
+  bool best_known = true;           // compute the offline reference (best_known.h)
   bool show_progress = false;
   bool measure_decisions = true;
   std::string workload_name = "workload";

@@ -6,10 +6,31 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <string>
 
 #include "hase/sched/task.h"
 
 namespace hase::sim {
+namespace {
+
+// glp_simplex's return codes in words (GLPK reference manual, "glp_simplex").
+std::string SimplexError(int rc) {
+  switch (rc) {
+    case GLP_EBADB: return "invalid initial basis (GLP_EBADB)";
+    case GLP_ESING: return "singular basis matrix (GLP_ESING)";
+    case GLP_ECOND: return "ill-conditioned basis matrix (GLP_ECOND)";
+    case GLP_EBOUND: return "incorrect bounds (GLP_EBOUND)";
+    case GLP_EFAIL: return "solver failure (GLP_EFAIL)";
+    case GLP_EOBJLL: case GLP_EOBJUL: return "objective limit reached";
+    case GLP_EITLIM: return "iteration limit (GLP_EITLIM)";
+    case GLP_ETMLIM: return "time limit of " + std::to_string(kLpTimeLimitMs / 1000) + " s (GLP_ETMLIM)";
+    case GLP_ENOPFS: return "no primal feasible solution (GLP_ENOPFS)";
+    case GLP_ENODFS: return "no dual feasible solution (GLP_ENODFS)";
+    default: return "code " + std::to_string(rc);
+  }
+}
+
+}  // namespace
 
 Result<LowerBound> MakespanLowerBound(const sched::Cluster& cluster,
                                       const std::vector<sched::Task>& tasks,
@@ -78,7 +99,12 @@ Result<LowerBound> MakespanLowerBound(const sched::Cluster& cluster,
                         slots_total > 0 ? time / slots_total : 0.0);
     return lb;
   };
-  if (lb.lp_groups > max_lp_groups) return aggregate();
+  if (lb.lp_groups > max_lp_groups) {
+    aggregate();
+    lb.lp_status = "LP too large: " + std::to_string(lb.lp_groups) + " task groups > " +
+                   std::to_string(max_lp_groups);
+    return lb;
+  }
   glp_prob* lp = glp_create_prob();
   glp_set_obj_dir(lp, GLP_MIN);
   // Rows: one per group (Σ_k y = 1); two per type: capacity (Σ w y − n cap C <= 0) and
@@ -120,15 +146,29 @@ Result<LowerBound> MakespanLowerBound(const sched::Cluster& cluster,
     ++row;
   }
   glp_load_matrix(lp, static_cast<int>(ia.size()) - 1, ia.data(), ja.data(), ar.data());
+  // Coefficients span many decades (ms of whole tasks next to GPU counts): scale the problem
+  // and let the presolver build a well-conditioned basis (without it GLPK's primal simplex
+  // failed with a singular basis on the 63-group Alibaba LP).
+  glp_scale_prob(lp, GLP_SF_AUTO);
   glp_smcp parm;
   glp_init_smcp(&parm);
   parm.msg_lev = GLP_MSG_OFF;
   parm.tm_lim = kLpTimeLimitMs;
-  const int rc = glp_simplex(lp, &parm);
+  parm.presolve = GLP_ON;
+  int rc = glp_simplex(lp, &parm);
+  if (rc != 0 && rc != GLP_ETMLIM) {  // retry once from an advanced basis, without presolve
+    glp_adv_basis(lp, 0);
+    parm.presolve = GLP_OFF;
+    parm.meth = GLP_DUALP;
+    rc = glp_simplex(lp, &parm);
+  }
   const int status = glp_get_status(lp);
   if (rc != 0 || status != GLP_OPT) {  // too slow or failed: a weaker bound, not an error
     glp_delete_prob(lp);
-    return aggregate();
+    aggregate();
+    lb.lp_status = rc != 0 ? "glp_simplex failed: " + SimplexError(rc)
+                           : "GLPK status " + std::to_string(status) + " (not optimal)";
+    return lb;
   }
   lb.lp_ms = glp_get_obj_val(lp);
   glp_delete_prob(lp);

@@ -25,6 +25,7 @@
 // contention model, not a guarantee under every truth table.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "hase/base/status.h"
@@ -41,6 +42,8 @@ struct LowerBound {
   double longest_task_ms = 0;  // (a)
   double lp_ms = 0;            // (b)
   bool lp_solved = true;       // false: (b) is the aggregate bound (see above)
+  std::string lp_status = "optimal";  // GLPK's outcome in words when not solved ("too large:
+                                      // N groups", "glp_simplex: …", "status: …")
   int lp_groups = 0;           // distinct task profiles in the LP
   double value_ms() const { return longest_task_ms > lp_ms ? longest_task_ms : lp_ms; }
 };

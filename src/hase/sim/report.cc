@@ -45,7 +45,7 @@ const char* FamilyColour(const std::string& family) {
 }  // namespace
 
 PolicyReport Summarise(const sched::Cluster& cluster, const std::vector<sched::Task>& tasks,
-                       const SimResult& result, const LowerBound& lb) {
+                       const SimResult& result, const LowerBound& lb, double best_known_ms) {
   PolicyReport r;
   r.policy = result.policy;
   r.tasks = static_cast<int>(tasks.size());
@@ -78,6 +78,7 @@ PolicyReport Summarise(const sched::Cluster& cluster, const std::vector<sched::T
   r.decision_mean_us = Mean(result.decision_us);
   r.decision_p99_us = Percentile(result.decision_us, 0.99);
   r.ratio_to_lower_bound = lb.value_ms() > 0 ? result.makespan_ms / lb.value_ms() : 0;
+  r.ratio_to_best_known = best_known_ms > 0 ? result.makespan_ms / best_known_ms : 0;
   return r;
 }
 
@@ -102,13 +103,21 @@ std::string FormatTable(const Report& report, bool with_timing) {
   }
   out += fmt::format("), workload {} ({} tasks), truth {}, seed {}\n", report.workload,
                      report.tasks, report.truth, report.seed);
-  out += fmt::format("makespan lower bound {:.1f} s (longest task {:.1f} s, {} {:.1f} s)\n\n",
-                     report.lower_bound.value_ms() / 1000, report.lower_bound.longest_task_ms / 1000,
-                     report.lower_bound.lp_solved ? "LP relaxation" : "aggregate work bound (LP too large)",
-                     report.lower_bound.lp_ms / 1000);
-  out += fmt::format("{:<13}{:>10}{:>8}{:>9}{:>9}{:>9}{:>10}{:>10}{:>9}{:>8}{:>6}{:>6}{:>5}",
-                     "policy", "makespan", "vs rr", "vs LB", "JCT avg", "JCT p50", "JCT p99",
-                     "wait avg", "wait max", "util", "resv", "bfill", "rej");
+  const LowerBound& lb = report.lower_bound;
+  out += fmt::format("makespan lower bound {:.1f} s (longest task {:.1f} s, {} {:.1f} s)\n",
+                     lb.value_ms() / 1000, lb.longest_task_ms / 1000,
+                     lb.lp_solved ? "LP relaxation"
+                                  : fmt::format("aggregate work bound ({})", lb.lp_status),
+                     lb.lp_ms / 1000);
+  if (report.best_known_ms > 0) {
+    out += fmt::format("best known schedule  {:.1f} s (offline, perfect knowledge, one task per "
+                       "GPU: {})\n",
+                       report.best_known_ms / 1000, report.best_known_method);
+  }
+  out += "\n";
+  out += fmt::format("{:<13}{:>10}{:>8}{:>9}{:>9}{:>9}{:>9}{:>10}{:>10}{:>9}{:>8}{:>6}{:>6}{:>5}",
+                     "policy", "makespan", "vs rr", "vs LB", "vs best", "JCT avg", "JCT p50",
+                     "JCT p99", "wait avg", "wait max", "util", "resv", "bfill", "rej");
   if (with_timing) out += fmt::format("{:>11}{:>11}", "dec avg", "dec p99");
   out += "\n";
   for (const PolicyReport& p : report.policies) {
@@ -118,10 +127,12 @@ std::string FormatTable(const Report& report, bool with_timing) {
       n += report.gpus_per_type[k];
     }
     out += fmt::format(
-        "{:<13}{:>9.1f}s{:>8}{:>9.2f}{:>8.1f}s{:>8.1f}s{:>9.1f}s{:>9.1f}s{:>8.1f}s{:>7.0f}%{:>6}{:>6}{:>5}",
+        "{:<13}{:>9.1f}s{:>8}{:>9.2f}{:>9}{:>8.1f}s{:>8.1f}s{:>9.1f}s{:>9.1f}s{:>8.1f}s{:>7.0f}%{:>6}{:>6}{:>5}",
         p.policy, p.makespan_s,
         p.makespan_vs_rr > 0 ? fmt::format("{:.2f}", p.makespan_vs_rr) : std::string("-"),
-        p.ratio_to_lower_bound, p.jct_mean_s, p.jct_p50_s, p.jct_p99_s, p.wait_mean_s,
+        p.ratio_to_lower_bound,
+        p.ratio_to_best_known > 0 ? fmt::format("{:.2f}", p.ratio_to_best_known) : std::string("-"),
+        p.jct_mean_s, p.jct_p50_s, p.jct_p99_s, p.wait_mean_s,
         p.wait_max_s, n > 0 ? 100 * busy / n : 0, p.reservations, p.backfills, p.rejected);
     if (with_timing) {
       out += fmt::format("{:>9.1f}µs{:>9.1f}µs", p.decision_mean_us, p.decision_p99_us);
@@ -143,14 +154,14 @@ std::string FormatTable(const Report& report, bool with_timing) {
 std::string ReportCsv(const Report& report, bool with_timing) {
   std::string out =
       "policy,tasks,completed,rejected,makespan_s,makespan_vs_rr,ratio_to_lower_bound,"
-      "jct_mean_s,jct_p50_s,jct_p99_s,wait_mean_s,wait_max_s,reservations,backfills";
+      "ratio_to_best_known,jct_mean_s,jct_p50_s,jct_p99_s,wait_mean_s,wait_max_s,reservations,backfills";
   for (const std::string& t : report.gpu_types) out += ",util_" + t;
   if (with_timing) out += ",decisions,decision_mean_us,decision_p99_us";
   out += "\n";
   for (const PolicyReport& p : report.policies) {
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}", p.policy, p.tasks,
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", p.policy, p.tasks,
                        p.completed, p.rejected, R(p.makespan_s), R(p.makespan_vs_rr),
-                       R(p.ratio_to_lower_bound), R(p.jct_mean_s), R(p.jct_p50_s),
+                       R(p.ratio_to_lower_bound), R(p.ratio_to_best_known), R(p.jct_mean_s), R(p.jct_p50_s),
                        R(p.jct_p99_s), R(p.wait_mean_s), R(p.wait_max_s), p.reservations,
                        p.backfills);
     for (double u : p.utilisation) out += fmt::format(",{}", R(u));
@@ -178,7 +189,11 @@ std::string ReportJson(const Report& report, bool with_timing) {
   j["lower_bound_s"] = {{"value", R(report.lower_bound.value_ms() / 1000)},
                         {"longest_task", R(report.lower_bound.longest_task_ms / 1000)},
                         {"lp_relaxation", R(report.lower_bound.lp_ms / 1000)},
-                        {"lp_solved", report.lower_bound.lp_solved}};
+                        {"lp_solved", report.lower_bound.lp_solved},
+                        {"lp_status", report.lower_bound.lp_status},
+                        {"lp_groups", report.lower_bound.lp_groups}};
+  j["best_known_s"] = {{"value", R(report.best_known_ms / 1000)},
+                       {"method", report.best_known_method}};
   nlohmann::ordered_json ps = nlohmann::ordered_json::array();
   for (const PolicyReport& p : report.policies) {
     nlohmann::ordered_json e;
@@ -188,6 +203,7 @@ std::string ReportJson(const Report& report, bool with_timing) {
     e["makespan_s"] = R(p.makespan_s);
     e["makespan_vs_rr"] = R(p.makespan_vs_rr);
     e["ratio_to_lower_bound"] = R(p.ratio_to_lower_bound);
+    e["ratio_to_best_known"] = R(p.ratio_to_best_known);
     e["jct_s"] = {{"mean", R(p.jct_mean_s)}, {"p50", R(p.jct_p50_s)}, {"p99", R(p.jct_p99_s)}};
     e["wait_s"] = {{"mean", R(p.wait_mean_s)}, {"max", R(p.wait_max_s)}};
     nlohmann::ordered_json u;

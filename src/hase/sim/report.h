@@ -12,6 +12,7 @@
 
 #include "hase/sched/cluster.h"
 #include "hase/sched/task.h"
+#include "hase/sim/best_known.h"
 #include "hase/sim/lower_bound.h"
 #include "hase/sim/simulator.h"
 
@@ -32,6 +33,7 @@ struct PolicyReport {
   int64_t decisions = 0;            // Schedule calls
   double decision_mean_us = 0, decision_p99_us = 0;  // wall clock
   double ratio_to_lower_bound = 0;  // makespan / lower bound (>= 1 up to the bound's caveats)
+  double ratio_to_best_known = 0;   // makespan / best-known offline schedule's (0: none)
   double makespan_vs_rr = 0;        // makespan / rr's makespan; 0 when rr did not run
 };
 
@@ -44,12 +46,16 @@ struct Report {
   std::vector<int> gpus_per_type;
   int tasks = 0;
   LowerBound lower_bound;
+  // The offline reference (best_known.h); makespan_ms 0 when it was not computed.
+  double best_known_ms = 0;
+  std::string best_known_method;      // e.g. "lpt-insertion + 12 local-search moves"
   std::vector<PolicyReport> policies;  // in the order run
 };
 
 // Summarises one simulation. Percentiles are nearest-rank.
+// `best_known_ms` 0: no offline reference.
 PolicyReport Summarise(const sched::Cluster& cluster, const std::vector<sched::Task>& tasks,
-                       const SimResult& result, const LowerBound& lb);
+                       const SimResult& result, const LowerBound& lb, double best_known_ms = 0);
 // Fills makespan_vs_rr from the "rr" entry, if any.
 void CompareToRoundRobin(Report& report);
 

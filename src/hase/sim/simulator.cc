@@ -49,18 +49,21 @@ class Sim {
   Sim(const sched::Cluster& cluster, const std::vector<Task>& tasks, sched::Policy& policy,
       const TruthModel& truth, const SimOptions& options)
       : cluster_(cluster), tasks_(tasks), policy_(policy), truth_(truth), options_(options),
-        state_(cluster), runs_(tasks.size()), on_gpu_(cluster.gpus.size()),
+        state_(cluster, policy.options().max_tasks_per_gpu), runs_(tasks.size()), on_gpu_(cluster.gpus.size()),
         busy_since_(cluster.gpus.size(), -1) {}
 
   Result<SimResult> Go();
 
  private:
+  // Priority first, then the policy's key (Policy::QueueKey, larger first), arrival, id.
   struct QueueOrder {
     const std::vector<Task>* tasks;
+    const std::vector<double>* key;
     bool operator()(int a, int b) const {
       const Task& x = (*tasks)[a];
       const Task& y = (*tasks)[b];
       if (x.priority != y.priority) return x.priority > y.priority;
+      if ((*key)[a] != (*key)[b]) return (*key)[a] > (*key)[b];
       if (x.arrival_ms != y.arrival_ms) return x.arrival_ms < y.arrival_ms;
       return a < b;
     }
@@ -71,7 +74,11 @@ class Sim {
   }
   Status Arrive(int task);
   void Complete(int task);
-  Status Pass();  // offers the central queue to the policy
+  Status Pass();       // offers the central queue to the policy, in queue order
+  Status BatchPass();  // min-min / max-min (Policy::Options::PassOrder)
+  // Applies one decision of a pass. Returns whether the task left the queue (bound or
+  // rejected); errors are the policy's Internal errors.
+  Result<bool> Apply(int task, const Result<Decision>& d, CycleState& cycle);
   // Runs the policy's cycle for `task`, timing it.
   Result<Decision> Decide(const Task& task, CycleState& cycle);
   // After Commit(kBind): starts truth for whatever became running on `gpu`.
@@ -93,7 +100,8 @@ class Sim {
   std::vector<double> busy_since_;
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
   uint64_t seq_ = 0;
-  std::set<int, QueueOrder> queue_{QueueOrder{&tasks_}};
+  std::vector<double> key_;  // Policy::QueueKey per task
+  std::set<int, QueueOrder> queue_{QueueOrder{&tasks_, &key_}};
   SimResult result_;
   size_t finished_ = 0;
   int last_percent_ = -1;
@@ -189,6 +197,10 @@ void Sim::StartTruth(int task, int gpu) {
   TaskOutcome& o = result_.tasks[task];
   o.gpu = gpu;
   o.start_ms = state_.now_ms;
+  o.co_located.clear();
+  for (int other : on_gpu_[gpu]) {
+    if (other != task) o.co_located.push_back(other);
+  }
   if (reservation_index_[task] >= 0) {
     ReservationRecord& rr = result_.reservations[reservation_index_[task]];
     rr.actual_start_ms = state_.now_ms;
@@ -221,6 +233,7 @@ void Sim::StartQueued(int gpu) {
 
 Status Sim::Arrive(int task) {
   const Task& t = tasks_[task];
+  key_[task] = policy_.QueueKey(t, cluster_);
   if (!policy_.options().dispatch_on_arrival) {
     queue_.insert(task);
     return Status::OK();
@@ -269,7 +282,57 @@ void Sim::Complete(int task) {
   Progress();
 }
 
+Result<bool> Sim::Apply(int task, const Result<Decision>& d, CycleState& cycle) {
+  const Task& t = tasks_[task];
+  if (!d.ok()) {
+    if (d.status().IsInternal()) return d.status();
+    Reject(task, d.status().ToString());
+    return true;
+  }
+  TaskOutcome& o = result_.tasks[task];
+  switch (d->kind) {
+    case Decision::Kind::kReject:
+      policy_.Commit(t, *d, cycle, state_);
+      Reject(task, d->reason);
+      return true;
+    case Decision::Kind::kWait: {
+      const bool had = state_.ReservedGpuOf(task) >= 0;
+      policy_.Commit(t, *d, cycle, state_);
+      const int now_held = state_.ReservedGpuOf(task);
+      if (!had && now_held >= 0) {
+        reservation_index_[task] = static_cast<int>(result_.reservations.size());
+        result_.reservations.push_back({task, now_held, state_.now_ms,
+                                        state_.gpus[now_held].reservation->start_ms, -1, -1});
+        o.reserved_gpu = now_held;
+      }
+      if (d->gpu >= 0) {
+        if (o.waited_for_gpu != d->gpu) ++o.wait_targets;
+        o.waited_for_gpu = d->gpu;
+      }
+      return false;
+    }
+    case Decision::Kind::kBind: {
+      const GpuState& g = state_.gpus[d->gpu];
+      const bool backfill = g.reservation && g.reservation->task_id != task;
+      o.predicted_start_ms = d->start_ms;
+      o.predicted_end_ms = d->end_ms;
+      o.decided_ms = state_.now_ms;
+      o.runner_up_gpu = d->runner_up_gpu;
+      o.runner_up_end_ms = d->runner_up_end_ms;
+      policy_.Commit(t, *d, cycle, state_);
+      o.backfilled = backfill;
+      if (backfill) ++result_.backfills;
+      AfterBind(task, d->gpu, d->end_ms);
+      return true;
+    }
+  }
+  return false;
+}
+
 Status Sim::Pass() {
+  if (policy_.options().pass_order != sched::Policy::Options::PassOrder::kOrdered) {
+    return BatchPass();
+  }
   policy_.BeginPass(state_);
   int scanned = 0;
   for (auto it = queue_.begin(); it != queue_.end() && scanned < policy_.options().max_queue_scan;
@@ -278,43 +341,62 @@ Status Sim::Pass() {
     // this pass would be a wait that changes nothing (Policy::PassSettled).
     if (policy_.PassSettled(state_)) break;
     const int task = *it;
-    const Task& t = tasks_[task];
     CycleState cycle;
-    Result<Decision> d = Decide(t, cycle);
-    if (!d.ok()) {
-      if (d.status().IsInternal()) return d.status();
-      Reject(task, d.status().ToString());
-      it = queue_.erase(it);
-      continue;
-    }
-    switch (d->kind) {
-      case Decision::Kind::kReject:
-        policy_.Commit(t, *d, cycle, state_);
-        Reject(task, d->reason);
-        it = queue_.erase(it);
-        break;
-      case Decision::Kind::kWait: {
-        const bool had = state_.ReservedGpuOf(task) >= 0;
-        policy_.Commit(t, *d, cycle, state_);
-        const int now_held = state_.ReservedGpuOf(task);
-        if (!had && now_held >= 0) {
-          reservation_index_[task] = static_cast<int>(result_.reservations.size());
-          result_.reservations.push_back(
-              {task, now_held, state_.now_ms,
-               state_.gpus[now_held].reservation->start_ms, -1, -1});
-        }
-        ++it;
-        break;
+    const Result<Decision> d = Decide(tasks_[task], cycle);
+    HASE_ASSIGN_OR_RETURN(const bool left, Apply(task, d, cycle));
+    it = left ? queue_.erase(it) : std::next(it);
+  }
+  return Status::OK();
+}
+
+Status Sim::BatchPass() {
+  const bool max_min =
+      policy_.options().pass_order == sched::Policy::Options::PassOrder::kMaxMin;
+  policy_.BeginPass(state_);
+  std::vector<int> batch;
+  for (int task : queue_) {
+    if (static_cast<int>(batch.size()) >= policy_.options().max_queue_scan) break;
+    batch.push_back(task);
+  }
+  const size_t n = batch.size();
+  std::vector<Result<Decision>> decision(n, Status::Internal("not decided"));
+  std::vector<CycleState> cycle(n);
+  std::vector<char> fresh(n, 0), done(n, 0);
+  for (size_t left = n; left > 0; --left) {
+    if (policy_.PassSettled(state_)) break;
+    for (size_t i = 0; i < n; ++i) {
+      if (!done[i] && !fresh[i]) {
+        decision[i] = Decide(tasks_[batch[i]], cycle[i]);
+        fresh[i] = 1;
       }
-      case Decision::Kind::kBind: {
-        const GpuState& g = state_.gpus[d->gpu];
-        const bool backfill = g.reservation && g.reservation->task_id != task;
-        policy_.Commit(t, *d, cycle, state_);
-        result_.tasks[task].backfilled = backfill;
-        if (backfill) ++result_.backfills;
-        AfterBind(task, d->gpu, d->end_ms);
-        it = queue_.erase(it);
-        break;
+    }
+    // Errors and rejects first (queue order), then min-min / max-min by predicted end; ties
+    // by queue order.
+    size_t pick = n;
+    for (size_t i = 0; i < n && pick == n; ++i) {
+      if (!done[i] && (!decision[i].ok() || decision[i]->kind == Decision::Kind::kReject)) pick = i;
+    }
+    if (pick == n) {
+      for (size_t i = 0; i < n; ++i) {
+        if (done[i] || decision[i]->gpu < 0) continue;
+        if (pick == n) {
+          pick = i;
+          continue;
+        }
+        const double e = decision[i]->end_ms, b = decision[pick]->end_ms;
+        if (max_min ? e > b : e < b) pick = i;
+      }
+    }
+    if (pick == n) break;  // only waits without a GPU ("no GPU can take it now")
+    const int changed = decision[pick].ok() ? decision[pick]->gpu : -1;
+    HASE_ASSIGN_OR_RETURN(const bool left_queue, Apply(batch[pick], decision[pick], cycle[pick]));
+    if (left_queue) queue_.erase(batch[pick]);
+    done[pick] = 1;
+    // Only the GPU the commit touched got later: choices elsewhere stand.
+    for (size_t i = 0; i < n; ++i) {
+      if (!done[i] && (!decision[i].ok() || decision[i]->gpu == changed ||
+                       decision[i]->claim_gpu == changed)) {
+        fresh[i] = 0;
       }
     }
   }
@@ -331,6 +413,7 @@ Result<SimResult> Sim::Go() {
   result_.tasks.resize(tasks_.size());
   result_.gpu_busy_ms.assign(cluster_.gpus.size(), 0.0);
   reservation_index_.assign(tasks_.size(), -1);
+  key_.assign(tasks_.size(), 0.0);
   for (const Task& t : tasks_) {
     result_.tasks[t.id].task_id = t.id;
     result_.tasks[t.id].arrival_ms = t.arrival_ms;

@@ -39,6 +39,16 @@ struct TaskOutcome {
   bool rejected = false;
   std::string reason;       // why it was rejected
   bool backfilled = false;  // started on a GPU reserved for another task
+  // The plan behind it (what the policy predicted and why; -1 where not applicable):
+  double decided_ms = -1;          // when the policy bound it
+  double predicted_start_ms = -1;  // the policy's predicted start and end at that moment, ms
+  double predicted_end_ms = -1;
+  int runner_up_gpu = -1;          // the best other GPU it priced, and its predicted end, ms
+  double runner_up_end_ms = -1;
+  int waited_for_gpu = -1;         // the last GPU it chose to wait for (kWait), -1 if it never
+  int wait_targets = 0;            // how many times the GPU it waited for changed (incl. first)
+  int reserved_gpu = -1;           // the GPU it held a reservation on, -1 if none
+  std::vector<int> co_located;     // tasks running on its GPU when it started
 };
 
 // One reservation a policy made, and what became of it.
