@@ -38,8 +38,11 @@ struct SimulateFlags {
   int top_k = 4;
   int max_reservations = 1;
   double aging = sched::HaseOptions{}.aging;
+  double short_wait_share = sched::HaseOptions{}.short_wait_share;
   int max_tasks_per_gpu = 0;
   bool no_gantt = false;
+  bool plan = false;
+  size_t plan_rows = 0;
   bool progress = false;
 };
 
@@ -106,6 +109,10 @@ int Run(const SimulateFlags& f) {
   if (!(f.aging >= 0) || !std::isfinite(f.aging)) {
     return Fail(Status::InvalidArgument("--aging must be a finite number >= 0", "--aging"));
   }
+  if (!(f.short_wait_share >= 0) || !std::isfinite(f.short_wait_share)) {
+    return Fail(Status::InvalidArgument("--short-wait-share must be a finite number >= 0",
+                                        "--short-wait-share"));
+  }
   if (f.max_tasks_per_gpu < 0) {
     return Fail(Status::InvalidArgument("--max-tasks-per-gpu must be >= 0", "--max-tasks-per-gpu"));
   }
@@ -138,12 +145,18 @@ int Run(const SimulateFlags& f) {
   eo.error_sigma = f.error_sigma;
   eo.hase.top_k = f.top_k;
   eo.hase.aging = f.aging;
+  eo.hase.short_wait_share = f.short_wait_share;
   eo.max_reservations = f.max_reservations;
   eo.show_progress = f.progress || tasks->size() >= 5000;
   eo.workload_name = f.workload.empty() ? "default-200" : f.workload;
   auto result = sim::RunExperiment(*cluster, *tasks, oracle, *catalog, eo);
   if (!result.ok()) return Fail(result.status());
   std::printf("%s", sim::FormatTable(result->report, true).c_str());
+  if (f.plan) {
+    for (const sim::SimResult& r : result->runs) {
+      std::printf("\n%s", sim::PlanTable(*cluster, *tasks, r, f.plan_rows).c_str());
+    }
+  }
   int rejected_by_all = 0;
   for (const auto& p : result->report.policies) rejected_by_all = std::max(rejected_by_all, p.rejected);
   if (rejected_by_all > 0) {
@@ -159,7 +172,8 @@ int Run(const SimulateFlags& f) {
     const bool gantt = !f.no_gantt && tasks->size() <= 5000;
     Status s = sim::WriteExperiment(f.out, *cluster, *tasks, *result, gantt);
     if (!s.ok()) return Fail(s);
-    std::printf("\nwrote %s/report.json, report.csv, timing.csv, tasks_<policy>.csv%s\n",
+    std::printf("\nwrote %s/report.json, report.csv, timing.csv, tasks_<policy>.csv, "
+                "plan_<policy>.json%s\n",
                 f.out.c_str(), gantt ? ", gantt_<policy>.svg" : "");
   }
   return 0;
@@ -176,7 +190,7 @@ Command AddSimulateCommand(CLI::App& parent) {
       "of 4 types, 200 tasks)");
   c.app->add_option("--cluster", flags->cluster, "cluster YAML (default: embedded, see examples/cluster.yaml)");
   c.app->add_option("--workload", flags->workload, "workload YAML or CSV (default: embedded, see examples/workload.yaml)");
-  c.app->add_option("--policy", flags->policy, "all, or a comma-separated list of rr, random, least-loaded, fastest-gpu, gavel-like, hase")
+  c.app->add_option("--policy", flags->policy, "all, or a comma-separated list of rr, random, least-loaded, fastest-gpu, gavel-like, eft, min-min, max-min, hase")
       ->capture_default_str();
   c.app->add_option("--truth", flags->truth, "truth model: analytic (prediction x seeded error), perfect (no error), table:FILE")
       ->capture_default_str();
@@ -189,7 +203,10 @@ Command AddSimulateCommand(CLI::App& parent) {
   c.app->add_option("--top-k", flags->top_k, "hase: stage-2 candidates")->capture_default_str();
   c.app->add_option("--max-reservations", flags->max_reservations, "hase: reservations held at once (1 = EASY)")->capture_default_str();
   c.app->add_option("--aging", flags->aging, "hase: queue order credit, ms of task length per ms waited (0 = longest first)")->capture_default_str();
+  c.app->add_option("--short-wait-share", flags->short_wait_share, "hase: also co-locate when it delays the GPU's drain by at most this x the wait it saves (trades makespan for JCT; 0 = only on a predicted gain)")->capture_default_str();
   c.app->add_option("--max-tasks-per-gpu", flags->max_tasks_per_gpu, "override every GPU's co-location limit (1 = one task at a time; 0 = the cluster file's)")->capture_default_str();
+  c.app->add_flag("--plan", flags->plan, "print each policy's plan: per task its GPU, predicted and actual start/end, and why (runner-up, waits, reservation, backfill, co-location)");
+  c.app->add_option("--plan-rows", flags->plan_rows, "with --plan: print only the first N tasks by start (0 = all)")->capture_default_str();
   c.app->add_flag("--no-gantt", flags->no_gantt, "do not write Gantt SVGs");
   c.app->add_flag("--progress", flags->progress, "progress bar on stderr (automatic from 5000 tasks)");
   c.run = [flags] { return Run(*flags); };

@@ -32,6 +32,11 @@ namespace hase::sched {
 // Per-task, per-cycle scratch written by PreFilter and read by the later phases.
 struct CycleState {
   double now_ms = 0;
+  // The task id `profile` and `best_isolated_ms` were computed for. Policy::Schedule skips
+  // PreFilter when it equals the task's id, so a driver that offers the same task on many
+  // passes may keep its CycleState (the simulator does; the oracle's answers for a task never
+  // change during a run). -1: not computed.
+  int profiled_task = -1;
   // profile[type] = the oracle's profile of the task on Cluster::types[type]; ok() false when
   // the oracle has none (Filter then reports UnfitAnywhere for GPUs of that type).
   std::vector<Result<TaskProfile>> profile;
@@ -82,9 +87,10 @@ struct Decision {
   double claim_not_before_ms = 0;  // kWait only: the start the claim plans for
   std::string reason;        // kReject / kWait: why, for people
   // Explanation (plans, `hase simulate --plan`): the best other GPU the Select plugin priced
-  // and its predicted end, ms (-1: none priced); the running tasks the task shares `gpu` with.
+  // and its predicted end, ms (-1: none priced).
   int runner_up_gpu = -1;
   double runner_up_end_ms = -1;
+  double runner_up_inflicted_ms = 0;  // predicted delay it would inflict on co-runners there
 };
 
 class Plugin {

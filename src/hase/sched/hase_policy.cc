@@ -78,17 +78,23 @@ HasePlugin::Placement HasePlugin::Predict(const Task& task, const GpuState& gpu,
   };
   // (a) start as soon as a slot and memory are free, sharing the GPU;
   pl = evaluate(now);
-  // (b) wait until the GPU has drained and run alone. Sharing is kept only when it is a
-  //     predicted gain — the GPU drains no later than when the task runs after the others
-  //     (with kappa >= 1 two saturating tasks together are slower than one after the other:
-  //     sharing would only shift the cost to the makespan) — and it is cheaper.
+  // (b) wait until the GPU has drained and run alone. Sharing is kept only when it is cheaper
+  //     and either a predicted gain — the GPU drains earlier than when the task runs after
+  //     the others, by colocation_margin × its isolated time (with kappa >= 1 two saturating
+  //     tasks together are slower than one after the other: sharing would only shift the
+  //     cost to the makespan) — or a small loss for a long wait: the drain is delayed by at
+  //     most short_wait_share × the wait it saves (a short task beside a long one).
   if (options_.consider_exclusive && !base.entries.empty() && std::isfinite(base.finish_ms) &&
       base.finish_ms > pl.start_ms) {
     const Placement alone = evaluate(base.finish_ms);
     const double w = options_.inflicted_weight;
-    const bool gain = pl.gpu_finish_ms + options_.colocation_margin * p.isolated_ms <=
-                      alone.gpu_finish_ms + kTimeEpsMs;
-    if (!gain || alone.end_ms + w * alone.inflicted_ms < pl.end_ms + w * pl.inflicted_ms) {
+    const double loss = pl.gpu_finish_ms - alone.gpu_finish_ms;
+    const bool gain = loss + options_.colocation_margin * p.isolated_ms <= kTimeEpsMs;
+    const bool small_loss =
+        options_.short_wait_share > 0 &&
+        loss <= options_.short_wait_share * (alone.start_ms - pl.start_ms) + kTimeEpsMs;
+    if (!(gain || small_loss) ||
+        alone.end_ms + w * alone.inflicted_ms < pl.end_ms + w * pl.inflicted_ms) {
       pl = alone;
     }
   }
@@ -112,8 +118,13 @@ HasePlugin::Placement HasePlugin::Estimate(const Task& task, const GpuState& gpu
   // Sharing, now, when it is a predicted gain: the GPU's isolated-work throughput with the task
   // (Σ over its tasks of 1 / slowdown) exceeds the throughput without it (Predict's exact
   // test compares drain times).
+  // A short task beside a long wait: what it suffers (iso × (slowdown − 1)) bounds what it
+  // costs the GPU; Predict's exact test compares drain times.
+  const bool small_loss = options_.short_wait_share > 0 &&
+                          p.isolated_ms * (model.Slowdown(gpu.TotalDemand()) - 1) <=
+                              options_.short_wait_share * (best.start_ms - now);
   if (gpu.claims.empty() && gpu.FitsNow(MemoryNeedMib(task, p)) &&
-      SharingGains(gpu, p.demand, model, options_.colocation_margin)) {
+      (small_loss || SharingGains(gpu, p.demand, model, options_.colocation_margin))) {
     const double total = gpu.TotalDemand();
     Placement share;
     share.start_ms = now;
@@ -295,6 +306,7 @@ Decision HasePlugin::Select(const Task& task, const ClusterState& state, const C
     if (second.gpu >= 0) {
       d.runner_up_gpu = second.gpu;
       d.runner_up_end_ms = second.pl.end_ms;
+      d.runner_up_inflicted_ms = second.pl.inflicted_ms;
     }
     return d;
   };

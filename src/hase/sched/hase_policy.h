@@ -40,12 +40,16 @@ struct HaseOptions {
   // the GPU's isolated-work throughput by this fraction (Estimate). Guards against the
   // interference the model does not predict (pairwise noise, docs/scheduler.md).
   double colocation_margin = 0.1;
+  // … or (when > 0) cost little for the wait it saves: sharing may delay the GPU's drain by
+  // at most this × the time the task would otherwise wait for the GPU (a short task beside a
+  // long one). Trades makespan for JCT (docs/scheduler.md, "Co-location rule"); 0 = off.
+  double short_wait_share = 0;
   bool consider_exclusive = true;   // stage 1 also prices waiting until the GPU drains and
                                     // running alone; keeps the cheaper of the two
   // Queue order: credit, in ms of task length, per ms waited (Policy::Options::lpt_aging).
   // 0 = pure longest-first; large = arrival order. docs/scheduler.md ("Queue order") gives the
   // measurements behind the default.
-  double aging = 0.1;
+  double aging = 0.02;
   // Stage 1 through ClusterState's candidate index (RankPlugin) instead of scoring every GPU.
   // Same top_k as the sweep (tests/sched/hase_index_test.cc compares both on random states);
   // false: the sweep (kept as the reference).

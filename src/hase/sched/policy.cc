@@ -13,8 +13,12 @@ namespace hase::sched {
 
 Result<Decision> Policy::Schedule(const Task& task, const ClusterState& state, CycleState& cycle) {
   cycle.now_ms = state.now_ms;
-  for (const auto& p : pre_filters_) {
-    HASE_RETURN_IF_ERROR(p->PreFilter(task, state, cycle));
+  if (cycle.profiled_task != task.id || pre_filters_.empty()) {
+    cycle.profiled_task = -1;
+    for (const auto& p : pre_filters_) {
+      HASE_RETURN_IF_ERROR(p->PreFilter(task, state, cycle));
+    }
+    cycle.profiled_task = task.id;
   }
   cycle.candidates_complete = true;
   if (rank_ && select_ && rank_->Rank(task, state, cycle, candidates_) && !candidates_.empty()) {

@@ -25,9 +25,12 @@ Timeline PredictTimeline(const GpuState& gpu, const ContentionModel& model, doub
   Timeline tl;
   const size_t n = gpu.running.size() + gpu.queued.size() + gpu.claims.size() + (extra ? 1 : 0);
   tl.entries.reserve(n);
-  // Small fixed-capacity work lists: n is bounded by max_tasks + queue length.
-  std::vector<Item> run;
-  std::vector<Item> wait;
+  // Work lists, reused between calls on this thread (PredictTimeline runs several times per
+  // scheduling decision; n is bounded by max_tasks + queue length). Not re-entrant.
+  thread_local std::vector<Item> run;
+  thread_local std::vector<Item> wait;
+  run.clear();
+  wait.clear();
   run.reserve(n);
   wait.reserve(n);
   double mem_used = 0;

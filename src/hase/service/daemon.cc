@@ -15,6 +15,9 @@
 namespace hase::service {
 namespace {
 
+// RefreshGpusLocked: an overrunning task is assumed to need this × its overrun more.
+constexpr double kOverrunRemainingFraction = 0.5;
+
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr int kFailedGpuTaskId = -2;  // holder of a failed GPU's phantom reservation
 
@@ -46,6 +49,15 @@ Result<std::unique_ptr<Daemon>> Daemon::Create(sched::Cluster cluster,
   HASE_RETURN_IF_ERROR(cluster.Validate());
   if (!oracle) return Status::InvalidArgument("no latency oracle");
   options = WithDefaults(std::move(options));
+  {  // a policy that runs one task at a time per GPU (eft, min-min, max-min) caps the slots
+    sched::PolicyConfig probe;
+    probe.oracle = oracle;
+    probe.cluster = &cluster;
+    HASE_ASSIGN_OR_RETURN(std::unique_ptr<sched::Policy> p, sched::MakePolicy(options.policy, probe));
+    if (const int cap = p->options().max_tasks_per_gpu; cap > 0) {
+      for (sched::Gpu& g : cluster.gpus) g.max_tasks = std::min(g.max_tasks, cap);
+    }
+  }
   HASE_ASSIGN_OR_RETURN(std::unique_ptr<TaskStore> store, TaskStore::Open(options.state_dir, options.store));
   std::unique_ptr<Daemon> d(new Daemon(std::move(cluster), std::move(oracle), std::move(options), scraper,
                                        std::move(store)));
@@ -212,9 +224,17 @@ void Daemon::RefreshGpusLocked(double now) {
       const double predicted_ms = (r.predicted_end_s - r.predicted_start_s) * 1000.0;
       const double elapsed_ms = now_ms - ToMs(r.started_s);
       double done = predicted_ms > 0 ? elapsed_ms / predicted_ms : 0.0;
-      done = std::clamp(done, 0.0, 0.99);  // overrunning tasks keep 1 % of their work
+      done = std::clamp(done, 0.0, 0.99);  // at least 1 % of the work is left while it runs
       const double isolated = r.predicted_isolated_ms > 0 ? r.predicted_isolated_ms : rt.remaining_ms;
       rt.remaining_ms = isolated * (1.0 - done);
+      if (predicted_ms > 0 && elapsed_ms > predicted_ms) {
+        // Overrunning, with no progress signal: expected to need half its overrun again (a
+        // growing estimate, so a GPU running an overdue task is not taken as about to free
+        // on every pass while other GPUs idle). A heuristic, not a fit.
+        rt.remaining_ms = std::max(rt.remaining_ms, kOverrunRemainingFraction *
+                                                        (elapsed_ms - predicted_ms) * isolated /
+                                                        predicted_ms);
+      }
       rt.as_of_ms = now_ms;
       rt.progress_rate = 0;
     }
@@ -235,11 +255,12 @@ void Daemon::RefreshGpusLocked(double now) {
 void Daemon::PassLocked(double now) {
   state_.now_ms = ToMs(now);
   RefreshGpusLocked(now);
+  policy_->BeginPass(state_);  // the previous pass's claims plan nothing any more
   std::vector<int64_t> changed;
   const int max_offers = std::max(1, options_.max_cycles_per_pass);
   int offered = 0;
   for (auto it = queue_.begin(); it != queue_.end() && offered < max_offers; ++offered) {
-    const int64_t id = std::get<2>(*it);
+    const int64_t id = std::get<3>(*it);
     TaskRecord& r = tasks_.at(id);
     const sched::Task t = r.ToSchedTask();
     sched::CycleState cycle;

@@ -151,8 +151,12 @@ class Daemon {
   Daemon(sched::Cluster cluster, std::shared_ptr<const sched::LatencyOracle> oracle,
          DaemonOptions options, const telemetry::DcgmScraper* scraper, std::unique_ptr<TaskStore> store);
 
-  using QueueKey = std::tuple<int, double, int64_t>;  // (-priority, submitted_s, id)
-  static QueueKey KeyOf(const TaskRecord& r) { return {-r.spec.priority, r.submitted_s, r.id}; }
+  // (-priority, -Policy::QueueKey, submitted_s, id): the policy's order within a priority
+  // (hase: longest first with aging; arrival order for the others). Deterministic per record.
+  using QueueKey = std::tuple<int, double, double, int64_t>;
+  QueueKey KeyOf(const TaskRecord& r) const {
+    return {-r.spec.priority, -policy_->QueueKey(r.ToSchedTask(), cluster_), r.submitted_s, r.id};
+  }
 
   void Loop();
   void PassLocked(double now);                       // requires mu_

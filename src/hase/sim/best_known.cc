@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <random>
 #include <set>
 #include <tuple>
 
@@ -70,6 +71,7 @@ class Search {
     }
     sets_ = std::move(a);
     LocalSearch(&out);
+    IteratedLocalSearch(&out);
     out.gpu_of_task.assign(n, -1);
     out.start_ms.assign(n, -1);
     for (size_t gpu = 0; gpu < sets_.size(); ++gpu) {
@@ -273,6 +275,79 @@ class Search {
       ++out->moves;
     }
   }
+  double CurrentMakespan() {
+    double m = 0;
+    for (size_t g = 0; g < sets_.size(); ++g) {
+      m = std::max(m, Completion(sets_[g], static_cast<int>(g), -1, -1));
+    }
+    return m;
+  }
+
+  // Iterated local search (Lourenço, Martin & Stützle 2003): from the best schedule so far,
+  // kick — move one task of the critical GPU, and one task of a random GPU, to random GPUs
+  // that can host them — then descend again; keep the result when its makespan is lower.
+  // Until the step budget is spent or kMaxKicks kicks in a row bring nothing. Seeded: the
+  // same input gives the same schedule.
+  void IteratedLocalSearch(BestKnown* out) {
+    constexpr int kMaxKicks = 200;
+    constexpr int kRuin = 4;
+    std::mt19937_64 rng(20261201);
+    std::vector<std::vector<int>> best = sets_;
+    double best_m = CurrentMakespan();
+    const int n_gpus = static_cast<int>(cluster_.gpus.size());
+    if (n_gpus < 2) return;
+    for (int idle = 0; idle < kMaxKicks && steps_ < budget_; ++idle) {
+      std::vector<double> c(n_gpus);
+      int crit = 0;
+      for (int g = 0; g < n_gpus; ++g) {
+        c[g] = Completion(sets_[g], g, -1, -1);
+        if (c[g] > c[crit]) crit = g;
+      }
+      // Ruin: one task of the critical GPU and kRuin − 1 random others leave their GPUs.
+      std::vector<int> removed;
+      for (int r = 0; r < kRuin; ++r) {
+        const int from = r == 0 ? crit : static_cast<int>(rng() % n_gpus);
+        if (sets_[from].empty()) continue;
+        const int j = sets_[from][rng() % sets_[from].size()];
+        sets_[from].erase(std::find(sets_[from].begin(), sets_[from].end(), j));
+        removed.push_back(j);
+      }
+      // Recreate: longest first, each where its GPU's completion ends lowest (ties: random).
+      std::sort(removed.begin(), removed.end(), [&](int a, int b) {
+        return fastest_[a] != fastest_[b] ? fastest_[a] > fastest_[b] : a < b;
+      });
+      for (int j : removed) {
+        double best_c = kInf;
+        int best_g = -1;
+        const int offset = static_cast<int>(rng() % n_gpus);
+        for (int k = 0; k < n_gpus; ++k) {
+          const int g = (k + offset) % n_gpus;
+          if (!Fits(j, g)) continue;
+          const double cj = Completion(sets_[g], g, -1, j);
+          if (cj < best_c - kEps) {
+            best_c = cj;
+            best_g = g;
+          }
+        }
+        Insert(sets_[best_g], j);  // j came from a GPU that can host it: best_g >= 0
+      }
+      BestKnown scratch;
+      LocalSearch(&scratch);
+      const double m = CurrentMakespan();
+      if (m < best_m - kEps) {
+        best_m = m;
+        best = sets_;
+        out->moves += scratch.moves;
+        ++out->kicks;
+        idle = -1;
+      } else {
+        sets_ = best;
+      }
+      if (scratch.budget_exhausted) out->budget_exhausted = true;
+    }
+    sets_ = std::move(best);
+  }
+
   // `set` with `out` replaced by `in`, in run order.
   std::vector<int> SwapIn(const std::vector<int>& set, int out, int in) {
     std::vector<int> s;

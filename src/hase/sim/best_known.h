@@ -13,7 +13,12 @@
 //   2. local search on the critical GPU (the one whose completion is the makespan): the best
 //      move of one of its tasks to another GPU, else the best swap with a task of another GPU,
 //      whenever it lowers the larger of the two completions below the makespan; repeated
-//      until no move or swap helps or `budget` task-steps of evaluation are spent.
+//      until no move or swap helps or `budget` task-steps of evaluation are spent;
+//   3. iterated local search (Lourenço, Martin & Stützle 2003) with ruin-and-recreate kicks
+//      (Schrimpf et al. 2000): one task of the critical GPU and three random others are taken
+//      out and reinserted longest first where their GPU's completion ends lowest, then step 2;
+//      the best schedule is kept, until 200 kicks in a row bring nothing or the budget is
+//      spent. Seeded (std::mt19937_64).
 // Deterministic (a step budget, not a wall-clock limit; ties by GPU id). Co-location can in
 // principle beat it (light tasks gain from sharing under the contention model), so a policy
 // may come out below 1.0 of it; the lower bound is the hard floor.
@@ -40,6 +45,7 @@ struct BestKnown {
   std::vector<double> start_ms;  // indexed by task id; -1 when unplaced
   std::string construction;      // "eft-arrival" or "lpt-insertion": the better start
   int moves = 0;                 // improving moves + swaps the local search made
+  int kicks = 0;                 // iterated-local-search kicks that led to a better schedule
   bool budget_exhausted = false; // true: stopped by `budget`, not at a local optimum
 };
 

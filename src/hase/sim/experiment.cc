@@ -83,8 +83,9 @@ Result<ExperimentResult> RunExperiment(const sched::Cluster& cluster,
     HASE_ASSIGN_OR_RETURN(BestKnown bk,
                           BestKnownSchedule(cluster, tasks, memory, *truth, oracle.get()));
     report.best_known_ms = bk.makespan_ms;
-    report.best_known_method = fmt::format("{} + {} local-search moves{}", bk.construction,
-                                           bk.moves, bk.budget_exhausted ? ", budget spent" : "");
+    report.best_known_method =
+        fmt::format("{} + {} local-search moves, {} useful kicks{}", bk.construction, bk.moves,
+                    bk.kicks, bk.budget_exhausted ? ", budget spent" : "");
   }
 
   const std::vector<std::string> names =
@@ -127,6 +128,7 @@ Status WriteExperiment(const std::string& dir, const sched::Cluster& cluster,
   HASE_RETURN_IF_ERROR(WriteFile(d / "profiles.csv", result.profiles_csv));
   for (const SimResult& r : result.runs) {
     HASE_RETURN_IF_ERROR(WriteFile(d / ("tasks_" + r.policy + ".csv"), TasksCsv(cluster, tasks, r)));
+    HASE_RETURN_IF_ERROR(WriteFile(d / ("plan_" + r.policy + ".json"), PlanJson(cluster, tasks, r)));
     if (gantt) {
       HASE_RETURN_IF_ERROR(
           WriteFile(d / ("gantt_" + r.policy + ".svg"), GanttSvg(cluster, tasks, r)));

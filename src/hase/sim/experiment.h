@@ -54,7 +54,7 @@ Result<ExperimentResult> RunExperiment(const sched::Cluster& cluster,
 
 // Writes report.json, report.csv (deterministic), timing.csv (decision times), profiles.csv
 // (the oracle's latency table), and per policy
-// tasks_<policy>.csv and, when `gantt`, gantt_<policy>.svg into `dir` (created if needed).
+// tasks_<policy>.csv, plan_<policy>.json (PlanJson) and, when `gantt`, gantt_<policy>.svg into `dir` (created if needed).
 // Errors: IO.
 Status WriteExperiment(const std::string& dir, const sched::Cluster& cluster,
                        const std::vector<sched::Task>& tasks, const ExperimentResult& result,

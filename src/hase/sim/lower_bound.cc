@@ -149,6 +149,7 @@ Result<LowerBound> MakespanLowerBound(const sched::Cluster& cluster,
   // Coefficients span many decades (ms of whole tasks next to GPU counts): scale the problem
   // and let the presolver build a well-conditioned basis (without it GLPK's primal simplex
   // failed with a singular basis on the 63-group Alibaba LP).
+  const int term = glp_term_out(GLP_OFF);  // glp_scale_prob prints its statistics
   glp_scale_prob(lp, GLP_SF_AUTO);
   glp_smcp parm;
   glp_init_smcp(&parm);
@@ -162,6 +163,7 @@ Result<LowerBound> MakespanLowerBound(const sched::Cluster& cluster,
     parm.meth = GLP_DUALP;
     rc = glp_simplex(lp, &parm);
   }
+  glp_term_out(term);
   const int status = glp_get_status(lp);
   if (rc != 0 || status != GLP_OPT) {  // too slow or failed: a weaker bound, not an error
     glp_delete_prob(lp);

@@ -74,9 +74,9 @@ PolicyReport Summarise(const sched::Cluster& cluster, const std::vector<sched::T
   }
   r.reservations = static_cast<int>(result.reservations.size());
   r.backfills = result.backfills;
-  r.decisions = static_cast<int64_t>(result.decision_us.size());
-  r.decision_mean_us = Mean(result.decision_us);
-  r.decision_p99_us = Percentile(result.decision_us, 0.99);
+  r.decisions = result.decisions.count();
+  r.decision_mean_us = result.decisions.mean_us();
+  r.decision_p99_us = result.decisions.Percentile(0.99);
   r.ratio_to_lower_bound = lb.value_ms() > 0 ? result.makespan_ms / lb.value_ms() : 0;
   r.ratio_to_best_known = best_known_ms > 0 ? result.makespan_ms / best_known_ms : 0;
   return r;
@@ -222,22 +222,160 @@ std::string ReportJson(const Report& report, bool with_timing) {
   return j.dump(2) + "\n";
 }
 
+namespace {
+
+std::string Label(const sched::Cluster& cluster, int gpu) {
+  return gpu >= 0 ? cluster.GpuLabel(gpu) : std::string();
+}
+
+std::string CoLocated(const std::vector<sched::Task>& tasks, const TaskOutcome& o,
+                      const char* sep) {
+  std::string out;
+  for (int id : o.co_located) out += (out.empty() ? "" : sep) + tasks[id].name;
+  return out;
+}
+
+// Why the task went where it did, for people.
+std::string Why(const sched::Cluster& cluster, const std::vector<sched::Task>& tasks,
+                const TaskOutcome& o) {
+  if (o.rejected) return "rejected: " + o.reason;
+  std::vector<std::string> parts;
+  if (o.runner_up_gpu >= 0) {
+    parts.push_back(fmt::format(
+        "runner-up {} ({}) predicted end {:.1f} s{}", cluster.GpuLabel(o.runner_up_gpu),
+        cluster.types[cluster.gpus[o.runner_up_gpu].type].name, o.runner_up_end_ms / 1000,
+        o.runner_up_inflicted_ms > 0
+            ? fmt::format(" + {:.1f} s inflicted on its co-runners", o.runner_up_inflicted_ms / 1000)
+            : ""));
+  }
+  const double waited = (o.start_ms - o.arrival_ms) / 1000;
+  if (o.waited_for_gpu >= 0) {
+    parts.push_back(fmt::format("waited {:.1f} s for {}{}", waited,
+                                cluster.GpuLabel(o.waited_for_gpu),
+                                o.wait_targets > 1
+                                    ? fmt::format(" (changed target {} times)", o.wait_targets - 1)
+                                    : ""));
+  } else if (waited > 1e-3) {
+    parts.push_back(fmt::format("queued {:.1f} s on its GPU", waited));
+  }
+  if (o.reserved_gpu >= 0) parts.push_back("reserved " + cluster.GpuLabel(o.reserved_gpu));
+  if (o.backfilled) parts.push_back("backfilled");
+  if (!o.co_located.empty()) parts.push_back("shared with " + CoLocated(tasks, o, " "));
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : "; ") + p;
+  return out.empty() ? "only candidate" : out;
+}
+
+std::vector<const TaskOutcome*> ByStart(const SimResult& result) {
+  std::vector<const TaskOutcome*> v;
+  for (const TaskOutcome& o : result.tasks) v.push_back(&o);
+  std::stable_sort(v.begin(), v.end(), [](const TaskOutcome* a, const TaskOutcome* b) {
+    if (a->rejected != b->rejected) return !a->rejected;
+    return a->start_ms != b->start_ms ? a->start_ms < b->start_ms : a->task_id < b->task_id;
+  });
+  return v;
+}
+
+}  // namespace
+
 std::string TasksCsv(const sched::Cluster& cluster, const std::vector<sched::Task>& tasks,
                      const SimResult& result) {
   std::string out = "task,model,batch_size,num_batches,gpu,gpu_type,arrival_s,start_s,end_s,"
-                    "backfilled,rejected_reason\n";
+                    "backfilled,predicted_start_s,predicted_end_s,runner_up_gpu,"
+                    "runner_up_end_s,waited_for_gpu,reserved_gpu,co_located,rejected_reason\n";
+  auto s = [](double ms) { return ms < 0 ? std::string() : fmt::format("{}", R(ms / 1000)); };
   for (const TaskOutcome& o : result.tasks) {
     const sched::Task& t = tasks[o.task_id];
     std::string reason = o.reason;
     std::replace(reason.begin(), reason.end(), ',', ';');
     std::replace(reason.begin(), reason.end(), '\n', ' ');
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", t.name, t.model, t.batch_size,
-                       t.num_batches, o.gpu >= 0 ? cluster.GpuLabel(o.gpu) : "",
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", t.name, t.model,
+                       t.batch_size, t.num_batches, Label(cluster, o.gpu),
                        o.gpu >= 0 ? cluster.types[cluster.gpus[o.gpu].type].name : "",
                        R(o.arrival_ms / 1000), o.rejected ? 0 : R(o.start_ms / 1000),
-                       o.rejected ? 0 : R(o.end_ms / 1000), o.backfilled ? 1 : 0, reason);
+                       o.rejected ? 0 : R(o.end_ms / 1000), o.backfilled ? 1 : 0,
+                       s(o.predicted_start_ms), s(o.predicted_end_ms),
+                       Label(cluster, o.runner_up_gpu), s(o.runner_up_end_ms),
+                       Label(cluster, o.waited_for_gpu), Label(cluster, o.reserved_gpu),
+                       CoLocated(tasks, o, " "), reason);
   }
   return out;
+}
+
+std::string PlanTable(const sched::Cluster& cluster, const std::vector<sched::Task>& tasks,
+                      const SimResult& result, size_t limit) {
+  std::string out = fmt::format("plan of {} (times in s; predicted at the moment it was bound)\n",
+                                result.policy);
+  out += fmt::format("{:<8}{:<32}{:<16}{:>9}{:>10}{:>10}{:>10}{:>10}  {}\n", "task", "model",
+                     "gpu", "arrival", "pred beg", "pred end", "start", "end", "why");
+  size_t n = 0;
+  for (const TaskOutcome* o : ByStart(result)) {
+    if (limit > 0 && n++ >= limit) {
+      out += fmt::format("… {} more (all in plan_{}.json with --out)\n",
+                         result.tasks.size() - limit, result.policy);
+      break;
+    }
+    const sched::Task& t = tasks[o->task_id];
+    auto s = [](double ms) { return ms < 0 ? std::string("-") : fmt::format("{:.1f}", ms / 1000); };
+    out += fmt::format("{:<8}{:<32}{:<16}{:>9.1f}{:>10}{:>10}{:>10}{:>10}  {}\n", t.name,
+                       fmt::format("{} b{} ×{}", t.model, t.batch_size, t.num_batches),
+                       o->rejected ? "-" : cluster.GpuLabel(o->gpu), o->arrival_ms / 1000,
+                       s(o->predicted_start_ms), s(o->predicted_end_ms),
+                       o->rejected ? "-" : s(o->start_ms), o->rejected ? "-" : s(o->end_ms),
+                       Why(cluster, tasks, *o));
+  }
+  return out;
+}
+
+std::string PlanJson(const sched::Cluster& cluster, const std::vector<sched::Task>& tasks,
+                     const SimResult& result) {
+  nlohmann::ordered_json j;
+  j["policy"] = result.policy;
+  j["makespan_s"] = R(result.makespan_ms / 1000);
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  auto s = [](double ms) -> nlohmann::ordered_json {
+    if (ms < 0) return nullptr;
+    return R(ms / 1000);
+  };
+  auto gpu = [&](int g) -> nlohmann::ordered_json {
+    if (g < 0) return nullptr;
+    return cluster.GpuLabel(g);
+  };
+  for (const TaskOutcome* o : ByStart(result)) {
+    const sched::Task& t = tasks[o->task_id];
+    nlohmann::ordered_json e;
+    e["task"] = t.name;
+    e["model"] = t.model;
+    e["batch_size"] = t.batch_size;
+    e["num_batches"] = t.num_batches;
+    e["arrival_s"] = R(o->arrival_ms / 1000);
+    e["gpu"] = gpu(o->gpu);
+    e["gpu_type"] = o->gpu >= 0 ? nlohmann::ordered_json(cluster.types[cluster.gpus[o->gpu].type].name)
+                                : nlohmann::ordered_json(nullptr);
+    e["decided_s"] = s(o->decided_ms);
+    e["predicted_start_s"] = s(o->predicted_start_ms);
+    e["predicted_end_s"] = s(o->predicted_end_ms);
+    e["start_s"] = o->rejected ? nullptr : s(o->start_ms);
+    e["end_s"] = o->rejected ? nullptr : s(o->end_ms);
+    e["runner_up"] = o->runner_up_gpu < 0
+                         ? nlohmann::ordered_json(nullptr)
+                         : nlohmann::ordered_json{{"gpu", cluster.GpuLabel(o->runner_up_gpu)},
+                                                  {"predicted_end_s", s(o->runner_up_end_ms)},
+                                                  {"inflicted_s", R(o->runner_up_inflicted_ms / 1000)}};
+    e["waited_for"] = gpu(o->waited_for_gpu);
+    e["wait_target_changes"] = std::max(0, o->wait_targets - 1);
+    e["reserved"] = gpu(o->reserved_gpu);
+    e["backfilled"] = o->backfilled;
+    nlohmann::ordered_json co = nlohmann::ordered_json::array();
+    for (int id : o->co_located) co.push_back(tasks[id].name);
+    e["co_located"] = co;
+    e["rejected"] = o->rejected;
+    if (o->rejected) e["reason"] = o->reason;
+    e["why"] = Why(cluster, tasks, *o);
+    list.push_back(e);
+  }
+  j["tasks"] = list;
+  return j.dump(2) + "\n";
 }
 
 std::string GanttSvg(const sched::Cluster& cluster, const std::vector<sched::Task>& tasks,

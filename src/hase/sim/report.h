@@ -65,8 +65,18 @@ std::string FormatTable(const Report& report, bool with_timing);
 std::string ReportCsv(const Report& report, bool with_timing);
 // The whole report as JSON (2-space indent).
 std::string ReportJson(const Report& report, bool with_timing);
-// One row per task: name, model, gpu, type, arrival/start/end (s), backfilled, rejected reason.
+// One row per task: name, model, gpu, type, arrival/start/end (s), backfilled, the plan
+// behind it (predicted start/end, runner-up GPU and its predicted end, the GPU it waited for,
+// the GPU it reserved, co-located tasks; see TaskOutcome), rejected reason.
 std::string TasksCsv(const sched::Cluster& cluster, const std::vector<sched::Task>& tasks,
+                     const SimResult& result);
+// The plan, explained, one task per row in start order: GPU, predicted and actual start/end (s)
+// and why — the runner-up GPU and its predicted end, the GPU it waited for and for how long,
+// the reservation it held, backfilled, the tasks it shared the GPU with. `limit` > 0 keeps the
+// first `limit` rows (the JSON always has every task).
+std::string PlanTable(const sched::Cluster& cluster, const std::vector<sched::Task>& tasks,
+                      const SimResult& result, size_t limit = 0);
+std::string PlanJson(const sched::Cluster& cluster, const std::vector<sched::Task>& tasks,
                      const SimResult& result);
 // Gantt chart: a row per GPU (split into max_tasks lanes), bars coloured by model family.
 std::string GanttSvg(const sched::Cluster& cluster, const std::vector<sched::Task>& tasks,

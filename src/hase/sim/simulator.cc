@@ -6,6 +6,7 @@
 #include <limits>
 #include <queue>
 #include <set>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -101,6 +102,7 @@ class Sim {
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
   uint64_t seq_ = 0;
   std::vector<double> key_;  // Policy::QueueKey per task
+  std::unordered_map<int, CycleState> cycles_;  // per waiting task (Pass)
   std::set<int, QueueOrder> queue_{QueueOrder{&tasks_, &key_}};
   SimResult result_;
   size_t finished_ = 0;
@@ -113,7 +115,7 @@ Result<Decision> Sim::Decide(const Task& task, CycleState& cycle) {
   const auto t0 = std::chrono::steady_clock::now();
   Result<Decision> d = policy_.Schedule(task, state_, cycle);
   const auto t1 = std::chrono::steady_clock::now();
-  result_.decision_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+  result_.decisions.Add(std::chrono::duration<double, std::micro>(t1 - t0).count());
   return d;
 }
 
@@ -319,6 +321,7 @@ Result<bool> Sim::Apply(int task, const Result<Decision>& d, CycleState& cycle) 
       o.decided_ms = state_.now_ms;
       o.runner_up_gpu = d->runner_up_gpu;
       o.runner_up_end_ms = d->runner_up_end_ms;
+      o.runner_up_inflicted_ms = d->runner_up_inflicted_ms;
       policy_.Commit(t, *d, cycle, state_);
       o.backfilled = backfill;
       if (backfill) ++result_.backfills;
@@ -341,9 +344,10 @@ Status Sim::Pass() {
     // this pass would be a wait that changes nothing (Policy::PassSettled).
     if (policy_.PassSettled(state_)) break;
     const int task = *it;
-    CycleState cycle;
+    CycleState& cycle = cycles_[task];  // kept while the task waits: PreFilter runs once
     const Result<Decision> d = Decide(tasks_[task], cycle);
     HASE_ASSIGN_OR_RETURN(const bool left, Apply(task, d, cycle));
+    if (left) cycles_.erase(task);
     it = left ? queue_.erase(it) : std::next(it);
   }
   return Status::OK();

@@ -21,6 +21,7 @@
 #include "hase/sched/cluster.h"
 #include "hase/sched/policy.h"
 #include "hase/sched/task.h"
+#include "hase/sim/decision_times.h"
 #include "hase/sim/truth_model.h"
 
 namespace hase::sim {
@@ -45,6 +46,7 @@ struct TaskOutcome {
   double predicted_end_ms = -1;
   int runner_up_gpu = -1;          // the best other GPU it priced, and its predicted end, ms
   double runner_up_end_ms = -1;
+  double runner_up_inflicted_ms = 0;  // … and the delay it would have inflicted there, ms
   int waited_for_gpu = -1;         // the last GPU it chose to wait for (kWait), -1 if it never
   int wait_targets = 0;            // how many times the GPU it waited for changed (incl. first)
   int reserved_gpu = -1;           // the GPU it held a reservation on, -1 if none
@@ -67,7 +69,7 @@ struct SimResult {
   std::vector<double> gpu_busy_ms;          // per GPU: time with >= 1 task running
   std::vector<ReservationRecord> reservations;
   int backfills = 0;
-  std::vector<double> decision_us;          // per Schedule call, wall clock µs (not
+  DecisionTimes decisions;                  // every Schedule call, wall clock µs (not
                                             // deterministic: kept out of byte-stable reports)
   double makespan_ms = 0;                   // last completion (time 0 = workload start)
 };
