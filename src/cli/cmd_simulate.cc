@@ -40,6 +40,7 @@ struct SimulateFlags {
   double aging = sched::HaseOptions{}.aging;
   double short_wait_share = sched::HaseOptions{}.short_wait_share;
   int max_tasks_per_gpu = 0;
+  bool full_passes = false;
   bool no_gantt = false;
   bool plan = false;
   size_t plan_rows = 0;
@@ -146,6 +147,7 @@ int Run(const SimulateFlags& f) {
   eo.hase.top_k = f.top_k;
   eo.hase.aging = f.aging;
   eo.hase.short_wait_share = f.short_wait_share;
+  eo.hase.incremental = !f.full_passes;
   eo.max_reservations = f.max_reservations;
   eo.show_progress = f.progress || tasks->size() >= 5000;
   eo.workload_name = f.workload.empty() ? "default-200" : f.workload;
@@ -204,6 +206,7 @@ Command AddSimulateCommand(CLI::App& parent) {
   c.app->add_option("--max-reservations", flags->max_reservations, "hase: reservations held at once (1 = EASY)")->capture_default_str();
   c.app->add_option("--aging", flags->aging, "hase: queue order credit, ms of task length per ms waited (0 = longest first)")->capture_default_str();
   c.app->add_option("--short-wait-share", flags->short_wait_share, "hase: also co-locate when it delays the GPU's drain by at most this x the wait it saves (trades makespan for JCT; 0 = only on a predicted gain)")->capture_default_str();
+  c.app->add_flag("--full-passes", flags->full_passes, "hase: decide every waiting task on every pass (the reference for the incremental passes)");
   c.app->add_option("--max-tasks-per-gpu", flags->max_tasks_per_gpu, "override every GPU's co-location limit (1 = one task at a time; 0 = the cluster file's)")->capture_default_str();
   c.app->add_flag("--plan", flags->plan, "print each policy's plan: per task its GPU, predicted and actual start/end, and why (runner-up, waits, reservation, backfill, co-location)");
   c.app->add_option("--plan-rows", flags->plan_rows, "with --plan: print only the first N tasks by start (0 = all)")->capture_default_str();

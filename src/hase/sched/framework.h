@@ -91,6 +91,7 @@ struct Decision {
   int runner_up_gpu = -1;
   double runner_up_end_ms = -1;
   double runner_up_inflicted_ms = 0;  // predicted delay it would inflict on co-runners there
+  double cost_ms = 0;        // the Select plugin's price of the choice (hase: C_g + w·I_g), ms
 };
 
 class Plugin {
@@ -128,12 +129,24 @@ class SelectPlugin : public virtual Plugin {
   // How many of the best candidates Select reads in score order (the rest it may read in any
   // order): Policy::Schedule sorts only that prefix. Default: all.
   virtual size_t SortedCandidatesNeeded() const { return static_cast<size_t>(-1); }
+  // Incremental passes (Policy::Options::incremental_passes): whether `last`, a kWait this
+  // plugin returned for `task`, still stands when only the GPUs in `changed` differ from the
+  // state it was decided in — the GPU it waits for is not among them (the driver checks),
+  // and time passing only makes starting now or sharing costlier, never waiting. `cycle` is
+  // the task's CycleState from that decision, with now_ms updated. Default: false (decide
+  // again).
+  virtual bool StillStands(const Task& task, const ClusterState& state, const CycleState& cycle,
+                           const Decision& last, const std::vector<int>& changed) const {
+    (void)task, (void)state, (void)cycle, (void)last, (void)changed;
+    return false;
+  }
 };
 
 // Rank (optional): replaces the Filter + Score sweep over every GPU by an indexed search
 // (ClusterState's candidate index). Fills `out` with a superset of the GPUs the sweep would
-// rank in the Select plugin's sorted prefix, each scored exactly as the sweep scores it,
-// sorted like the sweep (score descending, GPU id ascending), and sets
+// rank in the Select plugin's sorted prefix, each scored exactly as the sweep scores it, the
+// first SortedCandidatesNeeded() sorted like the sweep (score descending, GPU id ascending;
+// the rest in any order), and sets
 // cycle.candidates_complete = false. Returns false (and the policy sweeps every GPU) when it
 // cannot, e.g. no candidate at all, so the sweep finds the reject / wait reason.
 class RankPlugin : public virtual Plugin {

@@ -236,20 +236,26 @@ bool HasePlugin::Rank(const Task& task, const ClusterState& state, CycleState& c
     }
   }
   if (out.empty()) return false;
-  std::sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) {
+  // Select reads only the sorted top_k (SortedCandidatesNeeded); the rest stay unordered.
+  const auto better = [](const Candidate& a, const Candidate& b) {
     return a.score != b.score ? a.score > b.score : a.gpu < b.gpu;
-  });
+  };
+  if (out.size() > k) {
+    std::partial_sort(out.begin(), out.begin() + static_cast<long>(k), out.end(), better);
+  } else {
+    std::sort(out.begin(), out.end(), better);
+  }
   cycle.candidates_complete = false;
   return true;
 }
 
 bool HasePlugin::AnyFitsNow(const Task& task, const ClusterState& state, const CycleState& cycle,
-                            const std::vector<Candidate>& candidates) const {
+                            const std::vector<Candidate>& candidates, bool use_index) const {
   auto fits = [&](int id) {
     const GpuState& g = state.gpus[id];
     return g.FitsNow(MemoryNeedMib(task, *cycle.profile[g.type]));
   };
-  if (cycle.candidates_complete) {
+  if (!use_index) {
     for (const Candidate& c : candidates) {
       if (fits(c.gpu)) return true;
     }
@@ -303,6 +309,7 @@ Decision HasePlugin::Select(const Task& task, const ClusterState& state, const C
     }
   }
   auto explain = [&](Decision d) {
+    d.cost_ms = best.cost;
     if (second.gpu >= 0) {
       d.runner_up_gpu = second.gpu;
       d.runner_up_end_ms = second.pl.end_ms;
@@ -333,12 +340,31 @@ Decision HasePlugin::Select(const Task& task, const ClusterState& state, const C
   // EASY: a task no GPU can start now reserves that GPU (the search is skipped when no
   // reservation can be held: Policy::Commit's rule).
   if (static_cast<int>(state.reservation_of_task.size()) >= max_reservations_ ||
-      state.gpus[best.gpu].reservation || AnyFitsNow(task, state, cycle, candidates)) {
+      state.gpus[best.gpu].reservation ||
+      AnyFitsNow(task, state, cycle, candidates, !cycle.candidates_complete)) {
     return explain(d);
   }
   d.reserve = true;
   d.reason = "no GPU can start it now: reserved the GPU of its earliest predicted completion";
   return explain(d);
+}
+
+bool HasePlugin::StillStands(const Task& task, const ClusterState& state,
+                             const CycleState& cycle, const Decision& last,
+                             const std::vector<int>& changed) const {
+  // A reservation holder decides every time: its reservation may come due on any pass.
+  if (last.reserve || state.ReservedGpuOf(task.id) >= 0) return false;
+  const double w = options_.inflicted_weight;
+  const double tol = kTimeEpsMs + 1e-9 * std::abs(last.cost_ms);
+  for (int g : changed) {
+    const GpuState& gpu = state.gpus[g];
+    if (!Filter(task, gpu, cycle).fits()) continue;
+    const Placement pl = Predict(task, gpu, cycle);
+    if (pl.end_ms + w * pl.inflicted_ms <= last.cost_ms + tol) return false;  // as good or better
+  }
+  if (static_cast<int>(state.reservation_of_task.size()) >= max_reservations_) return true;
+  static const std::vector<Candidate> kNone;
+  return AnyFitsNow(task, state, cycle, kNone, true);  // else newly blocked: decide (reserve)
 }
 
 std::unique_ptr<Policy> MakeHasePolicy(std::shared_ptr<const LatencyOracle> oracle,
@@ -349,6 +375,7 @@ std::unique_ptr<Policy> MakeHasePolicy(std::shared_ptr<const LatencyOracle> orac
   po.max_reservations = max_reservations;
   po.claim_on_wait = true;
   po.lpt_aging = options.aging;
+  po.incremental_passes = options.incremental;
   const LatencyOracle& o = *oracle;
   auto policy = std::make_unique<Policy>("hase", po, std::move(oracle));
   auto plugin = std::make_shared<HasePlugin>(o, options, max_reservations);

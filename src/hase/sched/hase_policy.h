@@ -54,6 +54,10 @@ struct HaseOptions {
   // Same top_k as the sweep (tests/sched/hase_index_test.cc compares both on random states);
   // false: the sweep (kept as the reference).
   bool indexed = true;
+  // The simulator keeps a waiting task's last decision while StillStands holds, instead of
+  // deciding again on every event (Policy::Options::incremental_passes). false: decide every
+  // waiting task on every pass (the reference; tests compare both).
+  bool incremental = true;
 };
 
 class Policy;
@@ -84,6 +88,11 @@ class HasePlugin final : public FilterPlugin,
   Decision Select(const Task& task, const ClusterState& state, const CycleState& cycle,
                   const std::vector<Candidate>& candidates) override;
   size_t SortedCandidatesNeeded() const override;
+  // A wait still stands when the task holds no reservation, no changed GPU that passes Filter
+  // prices it at or below the wait's cost (Predict), and it could not make a reservation or
+  // some GPU can still start it now (so it is not newly blocked).
+  bool StillStands(const Task& task, const ClusterState& state, const CycleState& cycle,
+                   const Decision& last, const std::vector<int>& changed) const override;
   // Stage 1 through the index (HaseOptions::indexed). Per class of interchangeable GPUs
   // (ClusterState::GpuClass) the cost C_g + w·I_g of a GPU is min(alone, sharing): alone is
   // max(now, projected finish) + isolated time, monotone in the projected finish, and sharing
@@ -117,8 +126,9 @@ class HasePlugin final : public FilterPlugin,
   double ScoreOfCost(double cost, const CycleState& cycle) const;
   // Whether any GPU passing Filter can start `task` now. Uses `candidates` when they are
   // complete, else the index (free-slot sets).
+  // `use_index`: ignore `candidates` and search the index (they are not exhaustive).
   bool AnyFitsNow(const Task& task, const ClusterState& state, const CycleState& cycle,
-                  const std::vector<Candidate>& candidates) const;
+                  const std::vector<Candidate>& candidates, bool use_index) const;
 
   const LatencyOracle& oracle_;
   const HaseOptions options_;

@@ -148,6 +148,16 @@ void Policy::Commit(const Task& task, const Decision& decision, const CycleState
   }
 }
 
+bool Policy::StillStands(const Task& task, const ClusterState& state, CycleState& cycle,
+                         const Decision& last, const std::vector<int>& changed) const {
+  if (!options_.incremental_passes || !select_ || last.kind != Decision::Kind::kWait ||
+      cycle.profiled_task != task.id) {
+    return false;
+  }
+  cycle.now_ms = state.now_ms;
+  return select_->StillStands(task, state, cycle, last, changed);
+}
+
 void Policy::BeginPass(ClusterState& state) const {
   for (int g : state.ClearClaims()) OnGpuChanged(state, g);
 }

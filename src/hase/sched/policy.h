@@ -53,6 +53,9 @@ class Policy {
     // where the commit changed their choice, until each is bound or waits with a claim.
     enum class PassOrder { kOrdered, kMinMin, kMaxMin };
     PassOrder pass_order = PassOrder::kOrdered;
+    // The driver may keep a waiting task's last decision instead of deciding again when
+    // Policy::StillStands says it holds (only GPUs that changed since are priced).
+    bool incremental_passes = false;
   };
 
   Policy(std::string name, Options options, std::shared_ptr<const LatencyOracle> oracle)
@@ -85,6 +88,13 @@ class Policy {
   // kWait with reserve; Unreserve for kReject.
   void Commit(const Task& task, const Decision& decision, const CycleState& cycle,
               ClusterState& state);
+
+  // Incremental passes: whether `last` (a kWait from Schedule for `task`, with `cycle` from
+  // that call) still stands when only the GPUs in `changed` differ since it was made. False
+  // unless the policy sets Options::incremental_passes and its Select plugin agrees
+  // (SelectPlugin::StillStands). Updates cycle.now_ms.
+  bool StillStands(const Task& task, const ClusterState& state, CycleState& cycle,
+                   const Decision& last, const std::vector<int>& changed) const;
 
   // Starts a scheduling pass at state.now_ms: clears the previous pass's claims. The driver
   // calls it before offering the central queue.

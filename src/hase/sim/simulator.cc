@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <queue>
 #include <set>
 #include <unordered_map>
@@ -80,6 +81,14 @@ class Sim {
   // Applies one decision of a pass. Returns whether the task left the queue (bound or
   // rejected); errors are the policy's Internal errors.
   Result<bool> Apply(int task, const Result<Decision>& d, CycleState& cycle);
+  // Incremental passes (Policy::Options::incremental_passes): every change to a GPU's state
+  // that a waiting task's decision may depend on is logged; a task's last wait is kept when
+  // the GPU it waits for did not change since and the policy says it still stands given the
+  // GPUs that did.
+  void MarkChanged(int gpu);
+  // The decision kept from `task`'s last pass, or nullopt when it must decide again.
+  std::optional<Decision> Kept(int task, CycleState& cycle);
+  void Remember(int task, const Result<Decision>& d, bool reused);
   // Runs the policy's cycle for `task`, timing it.
   Result<Decision> Decide(const Task& task, CycleState& cycle);
   // After Commit(kBind): starts truth for whatever became running on `gpu`.
@@ -103,6 +112,18 @@ class Sim {
   uint64_t seq_ = 0;
   std::vector<double> key_;  // Policy::QueueKey per task
   std::unordered_map<int, CycleState> cycles_;  // per waiting task (Pass)
+  struct Memo {
+    Decision decision;
+    uint64_t seq = 0;  // change_seq_ when it was made
+  };
+  std::unordered_map<int, Memo> memo_;          // per waiting task: its last kWait
+  uint64_t change_seq_ = 0;                     // changes logged so far
+  uint64_t log_base_ = 0;                       // change_log_[i] is change number base + i + 1
+  std::vector<int> change_log_;                 // GPU of each change
+  std::vector<uint64_t> gpu_changed_;           // per GPU: number of its last change
+  std::vector<uint64_t> seen_stamp_;            // Kept(): dedup of changed GPUs
+  uint64_t stamp_ = 0;
+  std::vector<int> changed_;                    // Kept(): scratch
   std::set<int, QueueOrder> queue_{QueueOrder{&tasks_, &key_}};
   SimResult result_;
   size_t finished_ = 0;
@@ -257,9 +278,75 @@ Status Sim::Arrive(int task) {
     case Decision::Kind::kBind:
       policy_.Commit(t, *d, cycle, state_);
       AfterBind(task, d->gpu, d->end_ms);
+      MarkChanged(d->gpu);
       break;
   }
   return Status::OK();
+}
+
+void Sim::MarkChanged(int gpu) {
+  if (!policy_.options().incremental_passes) return;
+  if (change_log_.size() >= (1u << 20)) {  // forget old changes: older memos decide again
+    log_base_ += change_log_.size();
+    change_log_.clear();
+  }
+  change_log_.push_back(gpu);
+  gpu_changed_[gpu] = ++change_seq_;
+}
+
+std::optional<Decision> Sim::Kept(int task, CycleState& cycle) {
+  if (!policy_.options().incremental_passes) return std::nullopt;
+  auto m = memo_.find(task);
+  if (m == memo_.end()) return std::nullopt;
+  const Decision& d = m->second.decision;
+  const uint64_t seq = m->second.seq;
+  constexpr uint64_t kMaxChanges = 1024;  // logged changes to look through, at most
+  constexpr size_t kMaxChangedGpus = 48;   // more: deciding again is as cheap
+  if (d.reserve || seq < log_base_ || change_seq_ - seq > kMaxChanges) return std::nullopt;
+  if (d.start_ms <= state_.now_ms + 1e-6) return std::nullopt;  // its wait is due: decide
+  if ((d.gpu >= 0 && gpu_changed_[d.gpu] > seq) ||
+      (d.claim_gpu >= 0 && gpu_changed_[d.claim_gpu] > seq)) {
+    return std::nullopt;
+  }
+  changed_.clear();
+  ++stamp_;
+  for (uint64_t i = seq - log_base_; i < change_log_.size(); ++i) {
+    const int g = change_log_[i];
+    if (seen_stamp_[g] != stamp_) {
+      seen_stamp_[g] = stamp_;
+      changed_.push_back(g);
+      if (changed_.size() > kMaxChangedGpus) return std::nullopt;
+    }
+  }
+  if (!policy_.StillStands(tasks_[task], state_, cycle, d, changed_)) return std::nullopt;
+  return d;
+}
+
+void Sim::Remember(int task, const Result<Decision>& d, bool reused) {
+  if (!policy_.options().incremental_passes) return;
+  auto m = memo_.find(task);
+  const bool waits = d.ok() && d->kind == Decision::Kind::kWait;
+  if (!reused && waits) {
+    // A new or different plan changes what later tasks see on its GPUs.
+    const bool same = m != memo_.end() && m->second.decision.gpu == d->gpu &&
+                      m->second.decision.claim_gpu == d->claim_gpu &&
+                      std::abs(m->second.decision.claim_not_before_ms - d->claim_not_before_ms) <=
+                          1e-6 * std::max(1.0, std::abs(d->claim_not_before_ms)) &&
+                      !d->reserve;
+    if (!same) {
+      if (m != memo_.end()) {
+        if (m->second.decision.claim_gpu >= 0) MarkChanged(m->second.decision.claim_gpu);
+      }
+      if (d->claim_gpu >= 0) MarkChanged(d->claim_gpu);
+      if (d->reserve && d->gpu >= 0) MarkChanged(d->gpu);
+    }
+  }
+  if (waits) {
+    memo_[task] = {*d, change_seq_};
+  } else if (m != memo_.end()) {
+    if (m->second.decision.claim_gpu >= 0) MarkChanged(m->second.decision.claim_gpu);
+    memo_.erase(m);
+  }
 }
 
 void Sim::Complete(int task) {
@@ -280,6 +367,7 @@ void Sim::Complete(int task) {
   Reprice(gpu);
   StartQueued(gpu);
   policy_.OnGpuChanged(state_, gpu);
+  MarkChanged(gpu);
   ++finished_;
   Progress();
 }
@@ -322,10 +410,13 @@ Result<bool> Sim::Apply(int task, const Result<Decision>& d, CycleState& cycle) 
       o.runner_up_gpu = d->runner_up_gpu;
       o.runner_up_end_ms = d->runner_up_end_ms;
       o.runner_up_inflicted_ms = d->runner_up_inflicted_ms;
+      const int held = state_.ReservedGpuOf(task);
       policy_.Commit(t, *d, cycle, state_);
       o.backfilled = backfill;
       if (backfill) ++result_.backfills;
       AfterBind(task, d->gpu, d->end_ms);
+      MarkChanged(d->gpu);
+      if (held >= 0 && held != d->gpu) MarkChanged(held);  // its reservation is released
       return true;
     }
   }
@@ -345,8 +436,11 @@ Status Sim::Pass() {
     if (policy_.PassSettled(state_)) break;
     const int task = *it;
     CycleState& cycle = cycles_[task];  // kept while the task waits: PreFilter runs once
-    const Result<Decision> d = Decide(tasks_[task], cycle);
+    std::optional<Decision> kept = Kept(task, cycle);
+    const bool reused = kept.has_value();
+    const Result<Decision> d = reused ? Result<Decision>(*kept) : Decide(tasks_[task], cycle);
     HASE_ASSIGN_OR_RETURN(const bool left, Apply(task, d, cycle));
+    Remember(task, d, reused);
     if (left) cycles_.erase(task);
     it = left ? queue_.erase(it) : std::next(it);
   }
@@ -418,6 +512,8 @@ Result<SimResult> Sim::Go() {
   result_.gpu_busy_ms.assign(cluster_.gpus.size(), 0.0);
   reservation_index_.assign(tasks_.size(), -1);
   key_.assign(tasks_.size(), 0.0);
+  gpu_changed_.assign(cluster_.gpus.size(), 0);
+  seen_stamp_.assign(cluster_.gpus.size(), 0);
   for (const Task& t : tasks_) {
     result_.tasks[t.id].task_id = t.id;
     result_.tasks[t.id].arrival_ms = t.arrival_ms;
@@ -428,7 +524,8 @@ Result<SimResult> Sim::Go() {
     if (events_.empty()) {
       if (queue_.empty()) break;
       // Nothing runs and nothing will arrive: give the queue one more chance, then reject
-      // what still cannot start (never wait forever).
+      // what still cannot start (never wait forever). Every task decides afresh.
+      memo_.clear();
       HASE_RETURN_IF_ERROR(Pass());
       if (events_.empty()) {
         for (int task : queue_) Reject(task, "no GPU could take it (nothing left running)");
