@@ -224,6 +224,56 @@ TEST(BestKnownTest, FeasibleAndBetweenTheBoundAndThePolicies) {
   }
 }
 
+// Incremental passes keep a waiting task's last wait only while it still stands: on random
+// heterogeneous instances with co-location, reservations and arrivals, the schedule is mostly
+// the one deciding every task on every pass gives (not always: a kept claim's planned start
+// is compared with a 1e-6 relative tolerance, and stage 1 ranks by estimates), the makespan
+// within 5 %, with fewer Schedule calls.
+TEST(HaseIncrementalTest, KeptWaitsMatchFullPasses) {
+  int64_t full_decisions = 0, kept_decisions = 0;
+  int identical = 0;
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    std::mt19937_64 rng(seed);
+    auto u = [&](double lo, double hi) {
+      return lo + (hi - lo) * (static_cast<double>(rng() >> 11) / 9007199254740992.0);
+    };
+    const Cluster c = Make({{"a", 2, 3}, {"b", 4, 3}, {"c", 6, 3}});
+    auto o = std::make_shared<TableOracle>(ContentionModel{1.28});
+    for (const char* m : {"x", "y", "z", "w"}) {
+      const double base = u(1, 10);
+      o->Set(m, "a", base, u(0.2, 1.0), u(1000, 9000));
+      o->Set(m, "b", base * u(1.2, 2.5), u(0.2, 1.0), u(1000, 9000));
+      o->Set(m, "c", base * u(2.5, 6.0), u(0.2, 1.0), u(1000, 9000));
+    }
+    std::vector<Task> tasks;
+    double t = 0;
+    const char* models[] = {"x", "y", "z", "w"};
+    for (int i = 0; i < 120; ++i) {
+      t += u(0, 1.5);
+      tasks.push_back(T(i, models[rng() % 4], 1 + static_cast<int64_t>(rng() % 30), t));
+    }
+    const AnalyticTruth truth(o, {1, 0.0, 0.0});
+    Result<SimResult> runs[2] = {Status::Internal(""), Status::Internal("")};
+    for (int inc = 0; inc < 2; ++inc) {
+      sched::PolicyConfig pc;
+      pc.oracle = o;
+      pc.cluster = &c;
+      pc.hase.incremental = inc == 1;
+      auto p = sched::MakePolicy("hase", pc);
+      ASSERT_TRUE(p.ok());
+      runs[inc] = Simulate(c, tasks, **p, truth, {});
+      ASSERT_TRUE(runs[inc].ok());
+    }
+    EXPECT_NEAR(runs[1]->makespan_ms, runs[0]->makespan_ms, 0.05 * runs[0]->makespan_ms)
+        << "seed " << seed;
+    if (std::abs(runs[1]->makespan_ms - runs[0]->makespan_ms) <= 1e-6) ++identical;
+    full_decisions += runs[0]->decisions.count();
+    kept_decisions += runs[1]->decisions.count();
+  }
+  EXPECT_LT(kept_decisions, full_decisions);
+  EXPECT_GE(identical, 8);  // measured: 9 of 12 identical, the others within 2.6 %
+}
+
 // The LP relaxation is solved on a workload with profiles spanning many decades (seconds-long
 // tasks on thousands of GPUs next to sub-millisecond ones) and says why when it is not.
 TEST(LowerBoundTest, BadlyScaledLpStillSolvesAndFailuresAreNamed) {

@@ -27,6 +27,22 @@ std::string TempDir(const std::string& name) {
   return d;
 }
 
+// report.csv as policy → column → value.
+std::map<std::string, std::map<std::string, std::string>> ReportRows(const std::string& csv) {
+  std::istringstream lines(csv);
+  std::string header, row;
+  std::getline(lines, header);
+  std::map<std::string, std::map<std::string, std::string>> by_policy;
+  while (std::getline(lines, row)) {
+    std::istringstream h(header), v(row);
+    std::string key, val;
+    std::map<std::string, std::string> m;
+    while (std::getline(h, key, ',') && std::getline(v, val, ',')) m[key] = val;
+    by_policy[m["policy"]] = m;
+  }
+  return by_policy;
+}
+
 TEST(SimulateCliTest, DefaultRunReportsEveryPolicyAndIsDeterministic) {
   const std::string a = TempDir("a"), b = TempDir("b");
   auto r1 = RunCommand(HaseBin() + " simulate --policy rr,hase --out " + a);
@@ -116,22 +132,65 @@ TEST(SimulateCliTest, AlibabaTraceSmoke) {
   EXPECT_NE(r.out.find("6212 GPUs"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("(2000 tasks)"), std::string::npos) << r.out;
   const std::string csv = Slurp(d + "/out/report.csv");
-  // report.csv: header, then one row per policy: policy,…,makespan_s,…
-  std::istringstream lines(csv);
-  std::string header, row;
-  std::getline(lines, header);
-  std::map<std::string, std::map<std::string, std::string>> by_policy;
-  while (std::getline(lines, row)) {
-    std::istringstream h(header), v(row);
-    std::string key, val;
-    std::map<std::string, std::string> m;
-    while (std::getline(h, key, ',') && std::getline(v, val, ',')) m[key] = val;
-    by_policy[m["policy"]] = m;
-  }
+  auto by_policy = ReportRows(csv);
   ASSERT_TRUE(by_policy.count("hase") && by_policy.count("rr")) << csv;
   EXPECT_EQ(by_policy["hase"]["rejected"], "0") << csv;
   EXPECT_LE(std::stod(by_policy["hase"]["makespan_s"]), std::stod(by_policy["rr"]["makespan_s"]))
       << csv;
+}
+
+// Decision quality on the embedded default with the truth equal to hase's own predictions:
+// hase within 15 % of the best-known offline schedule (printed beside the lower bound) and
+// ahead of the simple rules that use the same predictions (docs/scheduler.md, "Results").
+TEST(SimulateCliTest, DefaultPerfectTruthHaseNearBestKnownAndAheadOfSimpleRules) {
+  const std::string d = TempDir("quality");
+  auto r = RunCommand(HaseBin() + " simulate --truth perfect --no-gantt --policy " +
+                      "eft,max-min,gavel-like,hase --out " + d);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("best known schedule"), std::string::npos) << r.out;
+  auto rows = ReportRows(Slurp(d + "/report.csv"));
+  const double hase = std::stod(rows["hase"]["makespan_s"]);
+  EXPECT_LE(std::stod(rows["hase"]["ratio_to_best_known"]), 1.15) << hase;
+  for (const char* p : {"eft", "max-min", "gavel-like"}) {
+    EXPECT_LT(hase, std::stod(rows[p]["makespan_s"])) << p;
+  }
+  // The plan explains each task: plan_hase.json has the runner-up and why.
+  const std::string plan = Slurp(d + "/plan_hase.json");
+  EXPECT_NE(plan.find("\"runner_up\""), std::string::npos);
+  EXPECT_NE(plan.find("\"why\""), std::string::npos);
+  // profiles.csv: one memory per (model, batch, type), the model's own need (no task override).
+  const std::string profiles = Slurp(d + "/profiles.csv");
+  EXPECT_EQ(profiles.find(",36000\n"), std::string::npos) << "a task override leaked";
+}
+
+// `--plan` prints each task's GPU, predicted start/end and why.
+TEST(SimulateCliTest, PlanExplainsDecisions) {
+  auto r = RunCommand(HaseBin() + " simulate --policy hase --no-gantt --plan --plan-rows 5");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("plan of hase"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("runner-up "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("195 more"), std::string::npos) << r.out;
+}
+
+// The measured-truth experiment (tools/timm_experiment.py: timm's measured throughput of the
+// zoo CNNs on four GPU types as the truth, hase's predictor as every policy's oracle): hase
+// has the shortest makespan of all policies on seed 1.
+TEST(SimulateCliTest, MeasuredTruthHaseIsBest) {
+  HASE_REQUIRE_SHARED();
+  const std::string d = TempDir("timm");
+  auto conv = RunCommand("python3 " + testing::SourceDir() + "/tools/timm_experiment.py " +
+                         testing::SharedDir() + "/data/models/timm " + d + " --seeds 1");
+  ASSERT_EQ(conv.exit_code, 0) << conv.err;
+  auto r = RunCommand(HaseBin() + " simulate --cluster " + d + "/cluster.yaml --workload " + d +
+                      "/workload_1.yaml --truth table:" + d +
+                      "/truth.csv --precision tensor --seed 1 --no-gantt --out " + d + "/out");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto rows = ReportRows(Slurp(d + "/out/report.csv"));
+  ASSERT_TRUE(rows.count("hase")) << r.out;
+  const double hase = std::stod(rows["hase"]["makespan_s"]);
+  for (const auto& [policy, row] : rows) {
+    if (policy != "hase") EXPECT_LT(hase, std::stod(row.at("makespan_s"))) << policy;
+  }
 }
 
 }  // namespace

@@ -58,11 +58,18 @@ Result<ExperimentResult> RunExperiment(const sched::Cluster& cluster,
       const std::string key = fmt::format("{},{},{},{}", t.model, t.batch_size, t.input_size,
                                           type.name);
       if (!rows.count(key)) {
-        // The model's own memory need, not this task's override (Task::memory_mib): the row
-        // describes every task of the profile.
+        // The model's own memory need, not this task's override (Task::memory_mib, which the
+        // oracle's profile carries): the row describes every task of the profile.
+        double model_memory = p->memory_mib;
+        if (t.memory_mib > 0) {
+          sched::Task plain = t;
+          plain.memory_mib = 0;
+          const Result<sched::TaskProfile> own = oracle->Profile(plain, type);
+          if (own.ok()) model_memory = own->memory_mib;
+        }
         rows[key] = fmt::format("{},{:.6g},{:.4g},{:.0f}\n", key,
                                 p->isolated_ms / static_cast<double>(t.num_batches), p->demand,
-                                p->memory_mib);
+                                model_memory);
       }
     }
   }

@@ -329,10 +329,15 @@ std::string PlanTable(const sched::Cluster& cluster, const std::vector<sched::Ta
 
 std::string PlanJson(const sched::Cluster& cluster, const std::vector<sched::Task>& tasks,
                      const SimResult& result) {
-  nlohmann::ordered_json j;
-  j["policy"] = result.policy;
-  j["makespan_s"] = R(result.makespan_ms / 1000);
-  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  // Written task by task (one object per line) rather than as one document: a 100 000-task
+  // plan as a single nlohmann::json tree took ~450 MB.
+  nlohmann::ordered_json head;
+  head["policy"] = result.policy;
+  head["makespan_s"] = R(result.makespan_ms / 1000);
+  std::string out = head.dump();
+  out.pop_back();  // reopen the object
+  out += ",\"tasks\":[\n";
+  bool first = true;
   auto s = [](double ms) -> nlohmann::ordered_json {
     if (ms < 0) return nullptr;
     return R(ms / 1000);
@@ -372,10 +377,11 @@ std::string PlanJson(const sched::Cluster& cluster, const std::vector<sched::Tas
     e["rejected"] = o->rejected;
     if (o->rejected) e["reason"] = o->reason;
     e["why"] = Why(cluster, tasks, *o);
-    list.push_back(e);
+    out += (first ? "" : ",\n") + e.dump();
+    first = false;
   }
-  j["tasks"] = list;
-  return j.dump(2) + "\n";
+  out += "\n]}\n";
+  return out;
 }
 
 std::string GanttSvg(const sched::Cluster& cluster, const std::vector<sched::Task>& tasks,
