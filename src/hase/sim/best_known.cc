@@ -219,6 +219,18 @@ class Search {
       double best = m - kEps;
       int move_task = -1, move_to = -1, swap_task = -1;
       double best_crit = 0, best_other = 0;
+      // A candidate leaving the critical GPU at `on_crit` and the other at `on_other`.
+      auto offer = [&](double on_crit, double on_other, int j, int h, int i) {
+        const double v = std::max(on_crit, on_other);
+        if (v < best) {
+          best = v;
+          move_task = j;
+          move_to = h;
+          swap_task = i;
+          best_crit = on_crit;
+          best_other = on_other;
+        }
+      };
       for (int j : sets_[crit]) {
         const double without = Completion(sets_[crit], crit, j, -1);
         if (without >= best) continue;
@@ -226,15 +238,7 @@ class Search {
           if (h == crit || !Fits(j, h)) continue;
           // Inserting j cannot end h before its own end nor before h's current completion.
           if (std::max(c[h], tasks_[j].arrival_ms + P(j, h)) >= best) continue;
-          const double with = Completion(sets_[h], h, -1, j);
-          const double v = std::max(without, with);
-          if (v < best) {
-            best = v;
-            move_task = j;
-            move_to = h;
-            best_crit = without;
-            best_other = with;
-          }
+          offer(without, Completion(sets_[h], h, -1, j), j, h, -1);
         }
         if (steps_ >= budget_) break;
       }
@@ -249,16 +253,7 @@ class Search {
               }
               const double a = Completion(SwapIn(sets_[crit], j, i), crit, -1, -1);
               if (a >= best) continue;
-              const double b = Completion(SwapIn(sets_[h], i, j), h, -1, -1);
-              const double v = std::max(a, b);
-              if (v < best) {
-                best = v;
-                move_task = j;
-                move_to = h;
-                swap_task = i;
-                best_crit = a;
-                best_other = b;
-              }
+              offer(a, Completion(SwapIn(sets_[h], i, j), h, -1, -1), j, h, i);
             }
           }
         }
