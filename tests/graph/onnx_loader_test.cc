@@ -299,3 +299,55 @@ TEST(OrtTopologicalOrder, VisitsHigherIndexProducersFirstFromTheLeaves) {
 
 }  // namespace
 }  // namespace hase::graph
+
+namespace hase::graph {
+namespace {
+
+// A window op with a zero stride, dilation or kernel size used to kill the process with
+// SIGFPE inside ONNX's shape inference; now one InvalidArgument naming the node and attribute.
+TEST(OnnxLoaderHostile, ZeroStrideOrKernelIsAnErrorNotACrash) {
+  struct Case {
+    const char* op;
+    const char* attr;
+    std::vector<int64_t> value;
+  };
+  for (const Case& c : {Case{"Conv", "strides", {0, 1}}, Case{"Conv", "dilations", {1, 0}},
+                        Case{"MaxPool", "strides", {0, 0}}, Case{"AveragePool", "kernel_shape", {0, 2}},
+                        Case{"Conv", "pads", {-1, 0, 0, 0}}}) {
+    hase::testing::ModelBuilder b(13);
+    b.Input("x", {"N", "3", "8", "8"});
+    onnx::NodeProto* n;
+    if (std::string(c.op) == "Conv") {
+      b.Weight("w", {4, 3, 3, 3});
+      n = b.Node("Conv", {"x", "w"}, {"y"});
+      if (std::string(c.attr) != "kernel_shape") hase::testing::ModelBuilder::Ints(n, "kernel_shape", {3, 3});
+    } else {
+      n = b.Node(c.op, {"x"}, {"y"});
+      if (std::string(c.attr) != "kernel_shape") hase::testing::ModelBuilder::Ints(n, "kernel_shape", {2, 2});
+    }
+    hase::testing::ModelBuilder::Ints(n, c.attr, c.value);
+    b.Output("y");
+    const std::string path = b.Write(std::string("bad_") + c.op + "_" + c.attr + ".onnx");
+    auto g = LoadOnnxGraph(path, {});
+    ASSERT_FALSE(g.ok()) << c.op << " " << c.attr;
+    EXPECT_TRUE(g.status().IsInvalidArgument()) << g.status().ToString();
+    EXPECT_NE(g.status().ToString().find(c.attr), std::string::npos) << g.status().ToString();
+    EXPECT_NE(g.status().ToString().find(c.op), std::string::npos) << g.status().ToString();
+  }
+}
+
+// A batch that makes a tensor's byte count overflow int64 is refused with the tensor's name
+// (it used to wrap into garbage FLOPs and bytes: signed overflow, undefined behaviour).
+TEST(OnnxLoaderHostile, HugeBatchIsRefusedWithTheTensor) {
+  LoadOptions o;
+  o.batch = int64_t{1} << 40;
+  auto g = LoadOnnxGraph(Zoo("resnet50"), o);
+  ASSERT_FALSE(g.ok());
+  EXPECT_TRUE(g.status().IsInvalidArgument()) << g.status().ToString();
+  EXPECT_NE(g.status().ToString().find("too large"), std::string::npos) << g.status().ToString();
+  o.batch = 4096;  // large but real: loads
+  EXPECT_TRUE(LoadOnnxGraph(Zoo("resnet50"), o).ok());
+}
+
+}  // namespace
+}  // namespace hase::graph

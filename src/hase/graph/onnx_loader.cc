@@ -278,6 +278,73 @@ bool HasKnownShape(const onnx::ValueInfoProto& vi) {
   return true;
 }
 
+// ONNX's shape inference divides by strides and dilations and sizes windows from kernel_shape
+// without checking them: a Conv with strides = [0] raised SIGFPE inside libonnx. Checked here
+// first, for the window ops of ai.onnx (and in every subgraph).
+Status CheckWindowAttributes(const onnx::GraphProto& g, const std::string& path) {
+  static const std::set<std::string> kWindowOps = {"Conv",        "ConvTranspose", "ConvInteger",
+                                                   "QLinearConv", "MaxPool",       "AveragePool",
+                                                   "LpPool",      "MaxUnpool"};
+  for (int i = 0; i < g.node_size(); ++i) {
+    const onnx::NodeProto& n = g.node(i);
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) HASE_RETURN_IF_ERROR(CheckWindowAttributes(a.g(), path));
+      for (const auto& sub : a.graphs()) HASE_RETURN_IF_ERROR(CheckWindowAttributes(sub, path));
+    }
+    if (!n.domain().empty() && n.domain() != "ai.onnx") continue;
+    if (!kWindowOps.count(n.op_type())) continue;
+    const std::string where = path + ": node '" + (n.name().empty() ? "#" + std::to_string(i) : n.name()) +
+                              "' (" + n.op_type() + ")";
+    for (const auto& a : n.attribute()) {
+      const bool positive = a.name() == "strides" || a.name() == "dilations" ||
+                            a.name() == "kernel_shape";
+      const bool non_negative = a.name() == "pads" || a.name() == "output_padding";
+      if (!positive && !non_negative) continue;
+      for (int64_t v : a.ints()) {
+        if ((positive && v < 1) || (non_negative && v < 0)) {
+          return Status::InvalidArgument(
+              "attribute '" + a.name() + "' has " + std::to_string(v) + "; " + a.name() +
+                  (positive ? " must be >= 1" : " must be >= 0"),
+              where, "the model is invalid (ONNX operator spec); re-export it");
+        }
+      }
+    }
+  }
+  return Status::OK();
+}
+
+// Every tensor's size in bytes must fit in int64 (the cost model multiplies dims × dtype size
+// and sums them over a model): a dim near 2^40 or a product of large dims is refused with the
+// tensor's name instead of wrapping into garbage FLOPs and bytes.
+Status CheckTensorSizes(const Graph& graph, const std::string& path) {
+  constexpr int64_t kMaxBytes = int64_t{1} << 56;  // 64 PiB: no GPU tensor comes near
+  auto check = [&](const std::string& name) -> Status {
+    const Value* v = name.empty() ? nullptr : graph.FindValue(name);
+    if (v == nullptr || !v->has_shape) return Status::OK();
+    int64_t bytes = 16;  // the widest dtype the cost model prices (complex128)
+    for (int64_t d : v->shape) {
+      if (d <= 0) {
+        if (d == 0) bytes = 0;
+        continue;  // empty, or symbolic / unknown
+      }
+      if (__builtin_mul_overflow(bytes, d, &bytes) || bytes > kMaxBytes) {
+        std::string dims;
+        for (int64_t x : v->shape) dims += (dims.empty() ? "" : "x") + std::to_string(x);
+        return Status::InvalidArgument("tensor '" + name + "' of shape [" + dims +
+                                           "] is too large (more than 2^56 bytes)",
+                                       path, "use a smaller --batch / --input-shape");
+      }
+    }
+    return Status::OK();
+  };
+  for (const std::string& in : graph.inputs()) HASE_RETURN_IF_ERROR(check(in));
+  for (const Node& n : graph.nodes()) {
+    for (const std::string& in : n.inputs) HASE_RETURN_IF_ERROR(check(in));
+    for (const std::string& o : n.outputs) HASE_RETURN_IF_ERROR(check(o));
+  }
+  return Status::OK();
+}
+
 // Runs shape inference; for ops without a schema, guesses output 0 = input 0 and re-runs.
 Status InferAll(onnx::ModelProto* model, const std::string& path,
                 std::vector<std::string>* warnings, std::vector<std::string>* unknown_nodes) {
@@ -392,6 +459,7 @@ Result<LoadedGraph> LoadOnnxGraph(const std::string& path, const LoadOptions& op
   for (auto& o : *g->mutable_output()) {
     if (o.type().has_tensor_type()) o.mutable_type()->mutable_tensor_type()->clear_shape();
   }
+  HASE_RETURN_IF_ERROR(CheckWindowAttributes(*g, path));
   std::vector<std::string> unknown_nodes;
   const bool overrode_fixed_dims = !out.warnings.empty();  // only BindInputs warned so far
   if (Status s = InferAll(&model, path, &out.warnings, &unknown_nodes); !s.ok()) {
@@ -449,6 +517,7 @@ Result<LoadedGraph> LoadOnnxGraph(const std::string& path, const LoadOptions& op
     graph.AddNode(std::move(n));
   }
   out.unknown_op_nodes = std::move(unknown_nodes);
+  HASE_RETURN_IF_ERROR(CheckTensorSizes(graph, path));
 
   if (options.require_shapes) {
     for (const Node& n : graph.nodes()) {
