@@ -43,7 +43,7 @@ struct SimulateFlags {
   bool full_passes = false;
   bool no_gantt = false;
   bool plan = false;
-  size_t plan_rows = 0;
+  int plan_rows = 0;
   bool progress = false;
 };
 
@@ -54,10 +54,17 @@ Result<std::vector<std::string>> ParsePolicies(const std::string& spec) {
   std::string name;
   const std::vector<std::string> known = sched::PolicyNames();
   while (std::getline(ss, name, ',')) {
-    if (name.empty()) continue;
+    if (name.empty()) {
+      return Status::InvalidArgument("empty policy name in '" + spec + "'", "--policy",
+                                     "separate names with single commas");
+    }
     if (std::find(known.begin(), known.end(), name) == known.end()) {
       return Status::NotFound(fmt::format("unknown policy '{}'", name), "--policy",
                               fmt::format("use all or a list of: {}", fmt::join(known, ", ")));
+    }
+    if (std::find(out.begin(), out.end(), name) != out.end()) {
+      return Status::InvalidArgument("policy '" + name + "' is listed twice", "--policy",
+                                     "name each policy once");
     }
     out.push_back(name);
   }
@@ -108,14 +115,17 @@ int Run(const SimulateFlags& f) {
   }
 
   if (!(f.aging >= 0) || !std::isfinite(f.aging)) {
-    return Fail(Status::InvalidArgument("--aging must be a finite number >= 0", "--aging"));
+    return Fail(Status::InvalidArgument("must be a finite number >= 0", "--aging"));
   }
+  if (!(f.error_sigma >= 0) || !std::isfinite(f.error_sigma)) {
+    return Fail(Status::InvalidArgument("must be a finite number >= 0", "--error-sigma"));
+  }
+  if (f.plan_rows < 0) return Fail(Status::InvalidArgument("must be >= 0", "--plan-rows"));
   if (!(f.short_wait_share >= 0) || !std::isfinite(f.short_wait_share)) {
-    return Fail(Status::InvalidArgument("--short-wait-share must be a finite number >= 0",
-                                        "--short-wait-share"));
+    return Fail(Status::InvalidArgument("must be a finite number >= 0", "--short-wait-share"));
   }
   if (f.max_tasks_per_gpu < 0) {
-    return Fail(Status::InvalidArgument("--max-tasks-per-gpu must be >= 0", "--max-tasks-per-gpu"));
+    return Fail(Status::InvalidArgument("must be >= 0", "--max-tasks-per-gpu"));
   }
   if (f.max_tasks_per_gpu > 0) {  // what the cluster file would say with max_tasks: N everywhere
     for (sched::Gpu& g : cluster->gpus) g.max_tasks = f.max_tasks_per_gpu;
@@ -156,7 +166,7 @@ int Run(const SimulateFlags& f) {
   std::printf("%s", sim::FormatTable(result->report, true).c_str());
   if (f.plan) {
     for (const sim::SimResult& r : result->runs) {
-      std::printf("\n%s", sim::PlanTable(*cluster, *tasks, r, f.plan_rows).c_str());
+      std::printf("\n%s", sim::PlanTable(*cluster, *tasks, r, static_cast<size_t>(f.plan_rows)).c_str());
     }
   }
   int rejected_by_all = 0;

@@ -354,5 +354,39 @@ TEST(Daemon, ExecutorRunsCommandsOnTheirGpuAndRecordsExitCodes) {
   std::filesystem::remove_all(dir);
 }
 
+// Issue #15 (0): with the default policy the daemon never cleared the hase policy's per-pass
+// claims, so 73 of 100 instant tasks stayed queued forever beside idle GPUs. Every pass now
+// starts with Policy::BeginPass: 200 instant tasks all finish.
+TEST(Daemon, DefaultPolicyRunsEveryInstantTask) {
+  const std::string dir = hase::testing::FreshDir("instant");
+  DaemonOptions o;
+  o.state_dir = dir;
+  o.policy = "hase";
+  o.executor = true;
+  o.tick_s = 0.02;
+  o.store.synchronous_full = false;
+  auto d = Daemon::Create(hase::testing::SmallCluster(), hase::testing::SmallOracle(), o, nullptr);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  ASSERT_TRUE((*d)->Start().ok());
+  std::vector<int64_t> ids;
+  for (int i = 0; i < 200; ++i) {
+    TaskSpec s = Spec(i % 2 ? "resnet50" : "vgg16", 1 + i % 7);
+    s.command = "true";
+    auto r = (*d)->Submit(s);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ids.push_back(r->record.id);
+  }
+  int done = 0;
+  for (int k = 0; k < 1500 && done < 200; ++k) {  // bounded: 1 500 × 20 ms
+    done = 0;
+    for (int64_t id : ids) done += IsTerminal((*d)->Get(id)->state);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(done, 200);
+  for (int64_t id : ids) EXPECT_EQ((*d)->Get(id)->state, TaskState::kSucceeded) << id;
+  d->reset();
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace hase::service

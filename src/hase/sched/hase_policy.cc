@@ -43,8 +43,33 @@ bool SharingGains(const GpuState& gpu, double demand, const ContentionModel& mod
 }
 }  // namespace
 
+bool HasePlugin::MayBackfill(const Task& task, const GpuState& gpu,
+                             const CycleState& cycle) const {
+  if (!gpu.reservation || gpu.reservation->task_id == task.id) return true;
+  const TaskProfile& p = *cycle.profile[gpu.type];
+  const ExtraTask cand{task.id, MemoryNeedMib(task, p), p.demand, p.isolated_ms, cycle.now_ms};
+  return BackfillAllowed(gpu, oracle_.contention(), cycle.now_ms, cand);
+}
+
 HasePlugin::Placement HasePlugin::Predict(const Task& task, const GpuState& gpu,
                                           const CycleState& cycle) const {
+  if (MayBackfill(task, gpu, cycle)) return PredictOn(task, gpu, cycle);
+  // Reserved for another task and backfilling would delay it: the task can only follow the
+  // reserved one, which starts at its shadow time ahead of everything still to start here.
+  GpuState after = gpu;
+  const Reservation& r = *gpu.reservation;
+  const bool planned = std::any_of(gpu.claims.begin(), gpu.claims.end(),
+                                   [&](const QueuedTask& q) { return q.task_id == r.task_id; });
+  if (!planned) {
+    after.claims.insert(after.claims.begin(),
+                        QueuedTask{r.task_id, r.memory_mib, r.demand, r.isolated_ms, r.start_ms});
+  }
+  after.reservation.reset();
+  return PredictOn(task, after, cycle);
+}
+
+HasePlugin::Placement HasePlugin::PredictOn(const Task& task, const GpuState& gpu,
+                                            const CycleState& cycle) const {
   const TaskProfile& p = *cycle.profile[gpu.type];
   const ContentionModel& model = oracle_.contention();
   const double now = cycle.now_ms;
@@ -103,7 +128,7 @@ HasePlugin::Placement HasePlugin::Predict(const Task& task, const GpuState& gpu,
 
 HasePlugin::Placement HasePlugin::Estimate(const Task& task, const GpuState& gpu,
                                            const CycleState& cycle) const {
-  if (gpu.Idle()) return Predict(task, gpu, cycle);
+  if (gpu.Idle() || gpu.reservation) return Predict(task, gpu, cycle);  // reserved: rare, exact
   const TaskProfile& p = *cycle.profile[gpu.type];
   const ContentionModel& model = oracle_.contention();
   const double now = cycle.now_ms;
@@ -153,14 +178,10 @@ FilterVerdict HasePlugin::Filter(const Task& task, const GpuState& gpu,
   if (!gpu.CanEverHost(need)) {
     return FilterVerdict::UnfitAnywhere("memory need exceeds the GPU's memory");
   }
-  if (gpu.reservation && gpu.reservation->task_id != task.id) {
-    ExtraTask cand{task.id, need, p->demand, p->isolated_ms, cycle.now_ms};
-    if (!BackfillAllowed(gpu, oracle_.contention(), cycle.now_ms, cand)) {
-      return FilterVerdict::Unfit("reserved for another task; backfilling would delay it");
-    }
-  }
-  if (!options_.allow_wait && !gpu.FitsNow(need)) {
-    return FilterVerdict::Unfit("no free slot or memory now");
+  // A GPU reserved for another task stays a candidate: Predict prices the task after the
+  // reserved one unless backfilling is allowed (then it may start now).
+  if (!options_.allow_wait && (!gpu.FitsNow(need) || !MayBackfill(task, gpu, cycle))) {
+    return FilterVerdict::Unfit("no free slot or memory now, or reserved for another task");
   }
   return FilterVerdict::Fits();
 }
@@ -251,9 +272,9 @@ bool HasePlugin::Rank(const Task& task, const ClusterState& state, CycleState& c
 
 bool HasePlugin::AnyFitsNow(const Task& task, const ClusterState& state, const CycleState& cycle,
                             const std::vector<Candidate>& candidates, bool use_index) const {
-  auto fits = [&](int id) {
+  auto fits = [&](int id) {  // could start there now (backfilling allowed if reserved)
     const GpuState& g = state.gpus[id];
-    return g.FitsNow(MemoryNeedMib(task, *cycle.profile[g.type]));
+    return g.FitsNow(MemoryNeedMib(task, *cycle.profile[g.type])) && MayBackfill(task, g, cycle);
   };
   if (!use_index) {
     for (const Candidate& c : candidates) {

@@ -78,8 +78,9 @@ class HasePlugin final : public FilterPlugin,
       : oracle_(oracle), options_(options), max_reservations_(max_reservations) {}
   std::string_view Name() const override { return "Hase"; }
 
-  // UnfitAnywhere: no profile / too little memory. Unfit: reserved for another task and
-  // backfilling not allowed, or busy now while allow_wait is false.
+  // UnfitAnywhere: no profile / too little memory. Unfit: only when allow_wait is false and
+  // the task cannot start now (busy, or reserved for another task and backfilling not
+  // allowed). A GPU reserved for another task is otherwise a candidate, priced after it.
   FilterVerdict Filter(const Task& task, const GpuState& gpu,
                        const CycleState& cycle) const override;
   // Stage 1, 0–100.
@@ -113,8 +114,13 @@ class HasePlugin final : public FilterPlugin,
     double gpu_finish_ms = 0;  // the GPU's projected finish with the task
     double not_before_ms = 0;  // the start it waits for (now, or when the GPU drains)
   };
-  // Exact: PredictTimeline with and without the task (Select, for the top_k).
+  // Exact: PredictTimeline with and without the task (Select, for the top_k). On a GPU
+  // reserved for another task where backfilling is not allowed, the reserved task is planned
+  // first, from its shadow time, and this one after it.
   Placement Predict(const Task& task, const GpuState& gpu, const CycleState& cycle) const;
+  // Whether `task` may start on `gpu` before its reservation (none, its own, or
+  // BackfillAllowed).
+  bool MayBackfill(const Task& task, const GpuState& gpu, const CycleState& cycle) const;
   // O(running tasks), no allocation (Score, for every GPU): sharing now at the current
   // slowdown (when a slot and memory are free), or alone from GpuState::projected_finish_ms;
   // the inflicted time of sharing is Σ_j kappa·demand·min(r_j, W / s_j) for co-runner j with
@@ -122,6 +128,8 @@ class HasePlugin final : public FilterPlugin,
   Placement Estimate(const Task& task, const GpuState& gpu, const CycleState& cycle) const;
 
  private:
+  // Predict on `gpu` as it stands, reservations aside.
+  Placement PredictOn(const Task& task, const GpuState& gpu, const CycleState& cycle) const;
   // Score of a stage-1 cost (what Score returns for it).
   double ScoreOfCost(double cost, const CycleState& cycle) const;
   // Whether any GPU passing Filter can start `task` now. Uses `candidates` when they are

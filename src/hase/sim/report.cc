@@ -263,7 +263,7 @@ std::string Why(const sched::Cluster& cluster, const std::vector<sched::Task>& t
   if (!o.co_located.empty()) parts.push_back("shared with " + CoLocated(tasks, o, " "));
   std::string out;
   for (const std::string& p : parts) out += (out.empty() ? "" : "; ") + p;
-  return out.empty() ? "only candidate" : out;
+  return out.empty() ? "the policy's rule (it prices no alternative)" : out;
 }
 
 std::vector<const TaskOutcome*> ByStart(const SimResult& result) {

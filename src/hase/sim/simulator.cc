@@ -86,6 +86,8 @@ class Sim {
   // the GPU it waits for did not change since and the policy says it still stands given the
   // GPUs that did.
   void MarkChanged(int gpu);
+  // The plan behind a bind (TaskOutcome's predicted start/end and runner-up).
+  void RecordPlan(int task, const Decision& d);
   // The decision kept from `task`'s last pass, or nullopt when it must decide again.
   std::optional<Decision> Kept(int task, CycleState& cycle);
   void Remember(int task, const Result<Decision>& d, bool reused);
@@ -275,13 +277,27 @@ Status Sim::Arrive(int task) {
     case Decision::Kind::kWait:
       queue_.insert(task);
       break;
-    case Decision::Kind::kBind:
+    case Decision::Kind::kBind: {
+      RecordPlan(task, *d);
       policy_.Commit(t, *d, cycle, state_);
       AfterBind(task, d->gpu, d->end_ms);
       MarkChanged(d->gpu);
       break;
+    }
   }
   return Status::OK();
+}
+
+void Sim::RecordPlan(int task, const Decision& d) {
+  TaskOutcome& o = result_.tasks[task];
+  o.decided_ms = state_.now_ms;
+  if (d.end_ms > 0) {  // the policy priced it; the default Select (highest score) does not
+    o.predicted_start_ms = d.start_ms;
+    o.predicted_end_ms = d.end_ms;
+  }
+  o.runner_up_gpu = d.runner_up_gpu;
+  o.runner_up_end_ms = d.runner_up_end_ms;
+  o.runner_up_inflicted_ms = d.runner_up_inflicted_ms;
 }
 
 void Sim::MarkChanged(int gpu) {
@@ -404,12 +420,7 @@ Result<bool> Sim::Apply(int task, const Result<Decision>& d, CycleState& cycle) 
     case Decision::Kind::kBind: {
       const GpuState& g = state_.gpus[d->gpu];
       const bool backfill = g.reservation && g.reservation->task_id != task;
-      o.predicted_start_ms = d->start_ms;
-      o.predicted_end_ms = d->end_ms;
-      o.decided_ms = state_.now_ms;
-      o.runner_up_gpu = d->runner_up_gpu;
-      o.runner_up_end_ms = d->runner_up_end_ms;
-      o.runner_up_inflicted_ms = d->runner_up_inflicted_ms;
+      RecordPlan(task, *d);
       const int held = state_.ReservedGpuOf(task);
       policy_.Commit(t, *d, cycle, state_);
       o.backfilled = backfill;
