@@ -90,5 +90,39 @@ TEST(TaskJson, SpecValidationAndSamples) {
   EXPECT_EQ(str->batch_size, 16);
 }
 
+// Issue #15 (1): values that overflowed were acknowledged with 201 and journalled, and the
+// daemon then refused to start. Every numeric field has the workload files' range
+// (sched/task_limits.h); unknown fields and over-long strings are refused, naming the field.
+TEST(TaskJson, OutOfRangeUnknownAndOverlongFieldsAreRefused) {
+  using nlohmann::json;
+  const json bad[] = {
+      {{"model", "resnet18"}, {"batch_size", 2}, {"samples", 9223372036854775807LL}},
+      {{"model", "resnet18"}, {"priority", 2147483648LL}},
+      {{"model", "resnet18"}, {"gpus", 4294967296LL}},
+      {{"model", "resnet18"}, {"batch_size", int64_t{1} << 62}},
+      {{"model", "resnet18"}, {"input_size", 2147483648LL}},
+      {{"model", "resnet18"}, {"num_batches", 18446744073709551615ULL}},
+      {{"model", "resnet18"}, {"memory_mib", 1e300}},
+      {{"model", "resnet18"}, {"batch_size", "99999999999999999999"}},
+  };
+  for (const json& j : bad) {
+    auto r = TaskSpecFromJson(j);
+    ASSERT_FALSE(r.ok()) << j.dump();
+    EXPECT_TRUE(r.status().IsInvalidArgument()) << j.dump();
+    EXPECT_NE(r.status().ToString().find("task field '"), std::string::npos) << r.status().ToString();
+  }
+  auto typo = TaskSpecFromJson(json{{"model", "resnet18"}, {"num_batchs", 5}});
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.status().ToString().find("num_batchs"), std::string::npos);
+  EXPECT_NE(typo.status().ToString().find("num_batches"), std::string::npos);  // the hint
+  auto longer = TaskSpecFromJson(json{{"model", std::string(5000, 'm')}});
+  ASSERT_FALSE(longer.ok());
+  EXPECT_NE(longer.status().ToString().find("longer than 4096"), std::string::npos);
+  // The largest values in range are accepted.
+  auto edge = TaskSpecFromJson(json{{"model", "resnet18"}, {"batch_size", 1 << 20},
+                                    {"num_batches", 1000000000000LL}, {"priority", -1000000}});
+  EXPECT_TRUE(edge.ok()) << edge.status().ToString();
+}
+
 }  // namespace
 }  // namespace hase::service

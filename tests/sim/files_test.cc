@@ -103,5 +103,19 @@ TEST(WorkloadFileTest, BadInputsNameTheLine) {
   EXPECT_EQ(f.status().where(), "w.yaml:3");
 }
 
+// Workload files share the REST API's field ranges (task_limits.h): an overflowing sample count
+// is an error at its line, not a wrapped batch count.
+TEST(WorkloadFile, FieldRangesMatchTheRestApi) {
+  auto w = ParseWorkloadYaml(
+      "tasks:\n  - {model: resnet18, batch_size: 2, samples: 9223372036854775807}\n", "w.yaml");
+  ASSERT_FALSE(w.ok());
+  EXPECT_TRUE(w.status().IsInvalidArgument()) << w.status().ToString();
+  EXPECT_NE(w.status().ToString().find("samples must be between"), std::string::npos)
+      << w.status().ToString();
+  EXPECT_EQ(w.status().where(), "w.yaml:2");
+  auto ok = ParseWorkloadYaml("tasks:\n  - {model: resnet18, batch_size: 1048576}\n", "w.yaml");
+  EXPECT_TRUE(ok.ok()) << ok.status().ToString();
+}
+
 }  // namespace
 }  // namespace hase::sched

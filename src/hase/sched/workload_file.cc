@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "hase/sched/cluster_file.h"
+#include "hase/sched/task_limits.h"
 #include "hase/sched/yaml_reader.h"
 
 namespace hase::sched {
@@ -41,26 +42,25 @@ Result<Task> Finish(const RawTask& r, size_t index, const std::string& at) {
   t.family = ModelFamily(t.model);
   t.batch_size = r.batch_size.value_or(1);
   t.input_size = r.input_size.value_or(DefaultInputSize(t.model));
-  if (t.batch_size < 1) return Status::InvalidArgument("batch_size must be >= 1", at);
-  if (t.input_size < 1) return Status::InvalidArgument("input_size must be >= 1", at);
+  HASE_RETURN_IF_ERROR(CheckTaskField("batch_size", static_cast<double>(t.batch_size), at));
+  HASE_RETURN_IF_ERROR(CheckTaskField("input_size", static_cast<double>(t.input_size), at));
   if (r.num_batches && r.samples) {
     return Status::InvalidArgument("give num_batches or samples, not both", at);
   }
   if (r.samples) {
-    if (*r.samples < 1) return Status::InvalidArgument("samples must be >= 1", at);
+    HASE_RETURN_IF_ERROR(CheckTaskField("samples", static_cast<double>(*r.samples), at));
     t.num_batches = (*r.samples + t.batch_size - 1) / t.batch_size;
   } else {
     t.num_batches = r.num_batches.value_or(1);
   }
-  if (t.num_batches < 1) return Status::InvalidArgument("num_batches must be >= 1", at);
+  HASE_RETURN_IF_ERROR(CheckTaskField("num_batches", static_cast<double>(t.num_batches), at));
   const double arrival_s = r.arrival_s.value_or(0);
-  if (!(arrival_s >= 0) || !std::isfinite(arrival_s)) {
-    return Status::InvalidArgument("arrival_s must be a finite number >= 0", at);
-  }
+  HASE_RETURN_IF_ERROR(CheckTaskField("arrival_s", arrival_s, at));
   t.arrival_ms = arrival_s * 1000.0;
   t.priority = r.priority.value_or(0);
+  HASE_RETURN_IF_ERROR(CheckTaskField("priority", t.priority, at));
   t.memory_mib = r.memory_mib.value_or(0);
-  if (t.memory_mib < 0) return Status::InvalidArgument("memory_mib must be >= 0", at);
+  HASE_RETURN_IF_ERROR(CheckTaskField("memory_mib", t.memory_mib, at));
   return t;
 }
 

@@ -1,6 +1,9 @@
 #include "hase/service/task_json.h"
 
 #include <cmath>
+#include <string>
+
+#include "hase/sched/task_limits.h"
 
 namespace hase::service {
 namespace {
@@ -12,13 +15,21 @@ Status Bad(const std::string& field, const std::string& what) {
                                  "see POST /v1/tasks in docs/service.md");
 }
 
-Result<int64_t> GetInt(const json& j, const char* field, int64_t def, int64_t min) {
+// An integer field; its range is sched::CheckTaskField's (the workload files' rules).
+Result<int64_t> GetInt(const json& j, const char* field, int64_t def) {
   if (!j.contains(field) || j[field].is_null()) return def;
   const json& v = j[field];
   int64_t out = 0;
   if (v.is_number_integer()) {
     out = v.get<int64_t>();
-  } else if (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>()) {
+  } else if (v.is_number_unsigned()) {  // above INT64_MAX: out of every range
+    HASE_RETURN_IF_ERROR(sched::CheckTaskField(field, static_cast<double>(v.get<uint64_t>()),
+                                               "task field '" + std::string(field) + "'"));
+    return Bad(field, "is out of range");
+  } else if (v.is_number_float() && std::isfinite(v.get<double>()) &&
+             std::floor(v.get<double>()) == v.get<double>()) {
+    HASE_RETURN_IF_ERROR(sched::CheckTaskField(field, v.get<double>(),
+                                               "task field '" + std::string(field) + "'"));
     out = static_cast<int64_t>(v.get<double>());
   } else if (v.is_string()) {  // Kubernetes annotations are strings; accept "8" too
     try {
@@ -26,13 +37,46 @@ Result<int64_t> GetInt(const json& j, const char* field, int64_t def, int64_t mi
       out = std::stoll(v.get<std::string>(), &n);
       if (n != v.get<std::string>().size()) return Bad(field, "is not an integer");
     } catch (const std::exception&) {
-      return Bad(field, "is not an integer");
+      return Bad(field, "is not an integer (or out of range)");
     }
   } else {
     return Bad(field, "is not an integer");
   }
-  if (out < min) return Bad(field, "must be >= " + std::to_string(min));
+  HASE_RETURN_IF_ERROR(sched::CheckTaskField(field, static_cast<double>(out),
+                                             "task field '" + std::string(field) + "'"));
   return out;
+}
+
+// The fields a task body may have (docs/service.md), with the longest string each may hold.
+struct FieldSpec {
+  const char* name;
+  size_t max_length;  // strings only; 0 = not a string field
+};
+constexpr FieldSpec kFields[] = {
+    {"key", 256},       {"name", 256},         {"model", 4096},     {"batch_size", 0},
+    {"input_size", 0},  {"num_batches", 0},    {"samples", 0},      {"priority", 0},
+    {"memory_mib", 0},  {"gpus", 0},           {"command", 65536},  {"pod", 512}};
+
+// Unknown keys (a misspelt "num_batchs" used to be ignored: the task ran 1 batch) and
+// over-long strings are refused at the door.
+Status CheckFields(const json& j) {
+  for (const auto& [key, value] : j.items()) {
+    const FieldSpec* spec = nullptr;
+    for (const FieldSpec& f : kFields) {
+      if (key == f.name) spec = &f;
+    }
+    if (spec == nullptr) {
+      std::string known;
+      for (const FieldSpec& f : kFields) known += (known.empty() ? "" : ", ") + std::string(f.name);
+      return Status::InvalidArgument("unknown task field", "task field '" + key + "'",
+                                     "the fields are: " + known);
+    }
+    if (spec->max_length > 0 && value.is_string() &&
+        value.get_ref<const std::string&>().size() > spec->max_length) {
+      return Bad(key, "is longer than " + std::to_string(spec->max_length) + " bytes");
+    }
+  }
+  return Status::OK();
 }
 
 Result<std::string> GetString(const json& j, const char* field) {
@@ -47,31 +91,32 @@ json Or0(double v) { return v > 0 ? json(v) : json(nullptr); }
 
 Result<TaskSpec> TaskSpecFromJson(const json& j) {
   if (!j.is_object()) return Status::InvalidArgument("task body is not a JSON object");
+  HASE_RETURN_IF_ERROR(CheckFields(j));
   TaskSpec s;
   HASE_ASSIGN_OR_RETURN(s.key, GetString(j, "key"));
   HASE_ASSIGN_OR_RETURN(s.name, GetString(j, "name"));
   HASE_ASSIGN_OR_RETURN(s.model, GetString(j, "model"));
   if (s.model.empty()) return Bad("model", "is required (a zoo name such as \"resnet50\" or an ONNX path)");
-  HASE_ASSIGN_OR_RETURN(s.batch_size, GetInt(j, "batch_size", 1, 1));
-  HASE_ASSIGN_OR_RETURN(s.input_size, GetInt(j, "input_size", 224, 1));
+  HASE_ASSIGN_OR_RETURN(s.batch_size, GetInt(j, "batch_size", 1));
+  HASE_ASSIGN_OR_RETURN(s.input_size, GetInt(j, "input_size", 224));
   const bool has_batches = j.contains("num_batches") && !j["num_batches"].is_null();
   const bool has_samples = j.contains("samples") && !j["samples"].is_null();
   if (has_batches && has_samples) return Bad("samples", "give either samples or num_batches, not both");
   if (has_samples) {
-    HASE_ASSIGN_OR_RETURN(int64_t samples, GetInt(j, "samples", 1, 1));
+    HASE_ASSIGN_OR_RETURN(int64_t samples, GetInt(j, "samples", 1));
     s.num_batches = (samples + s.batch_size - 1) / s.batch_size;
   } else {
-    HASE_ASSIGN_OR_RETURN(s.num_batches, GetInt(j, "num_batches", 1, 1));
+    HASE_ASSIGN_OR_RETURN(s.num_batches, GetInt(j, "num_batches", 1));
   }
-  HASE_ASSIGN_OR_RETURN(int64_t prio, GetInt(j, "priority", 0, -1000000));
+  HASE_ASSIGN_OR_RETURN(int64_t prio, GetInt(j, "priority", 0));
   s.priority = static_cast<int>(prio);
   if (j.contains("memory_mib") && !j["memory_mib"].is_null()) {
-    if (!j["memory_mib"].is_number() || j["memory_mib"].get<double>() < 0) {
-      return Bad("memory_mib", "must be a number >= 0 (MiB)");
-    }
+    if (!j["memory_mib"].is_number()) return Bad("memory_mib", "must be a number (MiB)");
+    HASE_RETURN_IF_ERROR(sched::CheckTaskField("memory_mib", j["memory_mib"].get<double>(),
+                                               "task field 'memory_mib'"));
     s.memory_mib = j["memory_mib"].get<double>();
   }
-  HASE_ASSIGN_OR_RETURN(int64_t gpus, GetInt(j, "gpus", 1, 1));
+  HASE_ASSIGN_OR_RETURN(int64_t gpus, GetInt(j, "gpus", 1));
   s.gpus = static_cast<int>(gpus);
   HASE_ASSIGN_OR_RETURN(s.command, GetString(j, "command"));
   HASE_ASSIGN_OR_RETURN(s.pod, GetString(j, "pod"));
