@@ -44,7 +44,7 @@ int Run(const GpusFlags& f) {
   if (f.format == "json") {
     nlohmann::json arr = nlohmann::json::array();
     for (const auto& g : catalog->gpus()) arr.push_back(ToJson(g));
-    std::printf("%s\n", arr.dump(2).c_str());
+    std::printf("%s\n", arr.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return 0;
   }
   std::string out = fmt::format("{:<20} {:<13} {:>4} {:>5} {:>7} {:>7} {:>7} {:>6} {:>7} {:>6} {:>5}\n",

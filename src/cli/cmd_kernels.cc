@@ -36,7 +36,7 @@ int RunKernels(const KernelsFlags& f) {
   for (const auto& w : list->warnings) std::fprintf(stderr, "hase: warning: %s\n", w.c_str());
   std::string text;
   if (f.format == "json") {
-    text = KernelListToJson(*list).dump(1) + "\n";
+    text = KernelListToJson(*list).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   } else if (f.format == "csv") {
     text = KernelListToCsv(*list);
   } else {

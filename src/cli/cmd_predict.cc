@@ -120,7 +120,7 @@ int Run(const PredictFlags& f) {
   if (!m.ok()) return Fail(m.status());
 
   if (f.format == "json") {
-    std::printf("%s\n", ToJson(*m, *load, f.per_kernel, profile_source).dump(2).c_str());
+    std::printf("%s\n", ToJson(*m, *load, f.per_kernel, profile_source).dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return 0;
   }
   std::string out;

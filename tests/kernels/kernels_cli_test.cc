@@ -134,5 +134,21 @@ TEST(KernelsCli, UnsupportedOpsetAndProfile) {
                    "one of: ort-cuda, ort-cpu, none)\n");
 }
 
+// A node or tensor name that is not valid UTF-8 (byte-flipped files) made nlohmann-json throw
+// (type_error.316: rc 1 "internal error"); the JSON output now carries U+FFFD instead.
+TEST(KernelsCli, NonUtf8NamesAreReplacedNotFatal) {
+  ModelBuilder b(13);
+  b.Input("x\xff", {"1", "3", "8", "8"});
+  auto* n = b.Node("Relu", {"x\xff"}, {"y\xfe"});
+  n->set_name("relu\xc3");
+  b.Output("y\xfe");
+  const std::string path = b.Write("non_utf8.onnx");
+  auto r = Kernels(path + " --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);  // valid JSON
+  EXPECT_NE(r.out.find("\xef\xbf\xbd"), std::string::npos);  // U+FFFD in UTF-8
+  EXPECT_EQ(j.at("totals").at("kernels"), 1);
+}
+
 }  // namespace
 }  // namespace hase

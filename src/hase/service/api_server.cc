@@ -18,7 +18,7 @@ int HttpStatusOf(const Status& s) {
 
 void SendJson(httplib::Response& res, int status, const json& j) {
   res.status = status;
-  res.set_content(j.dump(), "application/json");
+  res.set_content(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), "application/json");
 }
 
 void SendError(httplib::Response& res, const Status& s, int status = 0) {

@@ -286,7 +286,7 @@ Result<json> Extender::Bind(std::string_view body) {
                     {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}}};
     if (!uid.empty()) binding["metadata"]["uid"] = uid;
     const std::string path = fmt::format("/api/v1/namespaces/{}/pods/{}/binding", ns.empty() ? "default" : ns, name);
-    auto res = cli.Post(path.c_str(), binding.dump(), "application/json");
+    auto res = cli.Post(path.c_str(), binding.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), "application/json");
     if (!res) return json{{"Error", "hase: binding POST failed: " + httplib::to_string(res.error())}};
     if (res->status != 200 && res->status != 201) {
       return json{{"Error", fmt::format("hase: API server answered {} to the binding: {}", res->status, res->body)}};

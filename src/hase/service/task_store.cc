@@ -149,7 +149,7 @@ Result<TaskStore::Inserted> TaskStore::Insert(const TaskSpec& spec, double now_s
   } else {
     sqlite3_bind_text(ins.s, 1, spec.key.c_str(), -1, SQLITE_TRANSIENT);
   }
-  const std::string spec_json = TaskSpecToJson(spec).dump();
+  const std::string spec_json = TaskSpecToJson(spec).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   sqlite3_bind_text(ins.s, 2, spec_json.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_double(ins.s, 3, now_s);
   if (sqlite3_step(ins.s) != SQLITE_DONE) return SqlError(db_, "insert task");

@@ -219,7 +219,7 @@ std::string ReportJson(const Report& report, bool with_timing) {
     ps.push_back(e);
   }
   j["policies"] = ps;
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 namespace {
@@ -334,7 +334,7 @@ std::string PlanJson(const sched::Cluster& cluster, const std::vector<sched::Tas
   nlohmann::ordered_json head;
   head["policy"] = result.policy;
   head["makespan_s"] = R(result.makespan_ms / 1000);
-  std::string out = head.dump();
+  std::string out = head.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   out.pop_back();  // reopen the object
   out += ",\"tasks\":[\n";
   bool first = true;
@@ -377,7 +377,7 @@ std::string PlanJson(const sched::Cluster& cluster, const std::vector<sched::Tas
     e["rejected"] = o->rejected;
     if (o->rejected) e["reason"] = o->reason;
     e["why"] = Why(cluster, tasks, *o);
-    out += (first ? "" : ",\n") + e.dump();
+    out += (first ? "" : ",\n") + e.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     first = false;
   }
   out += "\n]}\n";
