@@ -30,7 +30,11 @@ Status AddGpus(const YAML::Node& spec, const std::string& node_name, const std::
   HASE_ASSIGN_OR_RETURN(auto memory, yaml::Field<double>(spec, "memory_mib", where));
   HASE_ASSIGN_OR_RETURN(auto max_tasks, yaml::Field<int>(spec, "max_tasks", where));
   const int n = count.value_or(1);
-  if (n < 1) return Status::InvalidArgument("count must be >= 1", yaml::At(where, spec["count"]));
+  if (n < 1 || n > kMaxClusterGpus || c.gpus.size() + n > static_cast<size_t>(kMaxClusterGpus)) {
+    return Status::InvalidArgument(
+        fmt::format("count must be >= 1 and the cluster at most {} GPUs", kMaxClusterGpus),
+        yaml::At(where, spec["count"]), "split the fleet into several hase instances");
+  }
   Result<const GpuSpec*> found = catalog.Find(*type);
   if (!found.ok()) return found.status().WithContext(yaml::At(where, spec["type"]));
   const GpuSpec& g = **found;
@@ -46,13 +50,14 @@ Status AddGpus(const YAML::Node& spec, const std::string& node_name, const std::
         yaml::At(where, spec["memory_mib"]));
   }
   const int mt = max_tasks.value_or(node_max_tasks);
-  if (mt < 1) {
-    return Status::InvalidArgument("max_tasks must be >= 1", yaml::At(where, spec["max_tasks"]));
+  if (mt < 1 || mt > kMaxTasksPerGpu) {
+    return Status::InvalidArgument(fmt::format("max_tasks must be in 1..{}", kMaxTasksPerGpu),
+                                   yaml::At(where, spec["max_tasks"]));
   }
+  // GPUs of one node are added together: count this node's from the end (O(its GPUs), not
+  // O(cluster) per entry, which made 10^5 nodes take minutes).
   int index = 0;
-  for (const Gpu& existing : c.gpus) {
-    if (existing.node == node_name) ++index;
-  }
+  for (auto it = c.gpus.rbegin(); it != c.gpus.rend() && it->node == node_name; ++it) ++index;
   for (int i = 0; i < n; ++i) {
     Gpu gpu;
     gpu.id = static_cast<int>(c.gpus.size());
@@ -70,6 +75,13 @@ Status AddGpus(const YAML::Node& spec, const std::string& node_name, const std::
 
 Result<Cluster> ParseClusterYaml(std::string_view text, const std::string& where,
                                  const GpuCatalog& catalog) {
+  if (text.size() > kMaxClusterFileBytes) {
+    return Status::InvalidArgument(
+        fmt::format("cluster file is {} bytes; at most {} are read", text.size(),
+                    kMaxClusterFileBytes),
+        where, "use node `count:` for identical nodes");
+  }
+  HASE_RETURN_IF_ERROR(yaml::CheckAliases(text, where));
   HASE_ASSIGN_OR_RETURN(YAML::Node root, yaml::Load(text, where));
   if (!root.IsMap()) {
     return Status::InvalidArgument("a cluster file must be a map with 'nodes'",
@@ -80,8 +92,8 @@ Result<Cluster> ParseClusterYaml(std::string_view text, const std::string& where
   c.name = name.value_or("cluster");
   HASE_ASSIGN_OR_RETURN(auto max_tasks, yaml::Field<int>(root, "max_tasks_per_gpu", where));
   const int default_max = max_tasks.value_or(kDefaultMaxTasks);
-  if (default_max < 1) {
-    return Status::InvalidArgument("max_tasks_per_gpu must be >= 1",
+  if (default_max < 1 || default_max > kMaxTasksPerGpu) {
+    return Status::InvalidArgument(fmt::format("max_tasks_per_gpu must be in 1..{}", kMaxTasksPerGpu),
                                    yaml::At(where, root["max_tasks_per_gpu"]));
   }
   const YAML::Node nodes = root["nodes"];
@@ -89,6 +101,7 @@ Result<Cluster> ParseClusterYaml(std::string_view text, const std::string& where
     return Status::InvalidArgument("'nodes' must be a list", yaml::At(where, root),
                                    "see examples/cluster.yaml");
   }
+  int nodes_seen = 0;
   for (const YAML::Node& node : nodes) {
     if (!node.IsMap()) {
       return Status::InvalidArgument("a node must be a map {name, gpus}", yaml::At(where, node));
@@ -97,12 +110,17 @@ Result<Cluster> ParseClusterYaml(std::string_view text, const std::string& where
     if (!node_name) return Status::InvalidArgument("node without 'name'", yaml::At(where, node));
     HASE_ASSIGN_OR_RETURN(auto count, yaml::Field<int>(node, "count", where));
     HASE_ASSIGN_OR_RETURN(auto node_max, yaml::Field<int>(node, "max_tasks_per_gpu", where));
-    if (count && *count < 1) {
-      return Status::InvalidArgument("node count must be >= 1", yaml::At(where, node["count"]));
+    if (count && (*count < 1 || *count > kMaxClusterNodes)) {
+      return Status::InvalidArgument(fmt::format("node count must be in 1..{}", kMaxClusterNodes),
+                                     yaml::At(where, node["count"]));
     }
     const YAML::Node gpus = node["gpus"];
     if (!gpus) return Status::InvalidArgument("node without 'gpus'", yaml::At(where, node));
     for (int k = 0; k < count.value_or(1); ++k) {
+      if (++nodes_seen > kMaxClusterNodes) {
+        return Status::InvalidArgument(fmt::format("more than {} nodes", kMaxClusterNodes),
+                                       yaml::At(where, node), "split the fleet");
+      }
       const std::string n = count ? fmt::format("{}-{}", *node_name, k) : *node_name;
       if (gpus.IsSequence()) {
         for (const YAML::Node& spec : gpus) {

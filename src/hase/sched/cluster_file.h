@@ -11,6 +11,7 @@
 //         - {type: A100-SXM4-40GB, count: 4, memory_mib: 40960, max_tasks: 4}
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -20,9 +21,18 @@
 
 namespace hase::sched {
 
+// Limits (a clear error instead of a hang or an out-of-memory): the largest fleet one hase
+// instance schedules — 100 000 GPUs on at most 100 000 nodes (the Alibaba trace is 6 212 GPUs;
+// sched_decision_bench measures 10 000), up to 64 tasks per GPU, a cluster file of at most
+// 4 MiB with at most 100 YAML anchors (alias expansion).
+inline constexpr int kMaxClusterGpus = 100000;
+inline constexpr int kMaxClusterNodes = 100000;
+inline constexpr int kMaxTasksPerGpu = 64;
+inline constexpr size_t kMaxClusterFileBytes = size_t{4} << 20;
+
 // Parses a cluster file's text. `where` names it in errors. Errors: Parse (not YAML: the line
 // is in Status::where as "FILE:LINE"), InvalidArgument (missing or ill-typed field, count < 1,
-// no GPUs; with FILE:LINE), NotFound (a GPU type the catalog does not know: FILE:LINE and the
+// no GPUs, a limit above exceeded; with FILE:LINE), NotFound (a GPU type the catalog does not know: FILE:LINE and the
 // nearest catalog names in the hint).
 Result<Cluster> ParseClusterYaml(std::string_view text, const std::string& where,
                                  const GpuCatalog& catalog);

@@ -93,6 +93,7 @@ std::string Trim(std::string s) {
 }  // namespace
 
 Result<std::vector<Task>> ParseWorkloadYaml(std::string_view text, const std::string& where) {
+  HASE_RETURN_IF_ERROR(yaml::CheckAliases(text, where));
   HASE_ASSIGN_OR_RETURN(YAML::Node root, yaml::Load(text, where));
   const YAML::Node list = root.IsMap() ? root["tasks"] : root;
   if (!list || !list.IsSequence()) {

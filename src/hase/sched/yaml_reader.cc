@@ -1,5 +1,7 @@
 #include "hase/sched/yaml_reader.h"
 
+#include <cctype>
+
 namespace hase::sched::yaml {
 
 Result<YAML::Node> Load(std::string_view text, const std::string& where) {
@@ -16,6 +18,26 @@ Result<YAML::Node> Load(std::string_view text, const std::string& where) {
 std::string At(const std::string& where, const YAML::Node& node) {
   const YAML::Mark m = node.Mark();
   return m.line >= 0 ? where + ":" + std::to_string(m.line + 1) : where;
+}
+
+Status CheckAliases(std::string_view text, const std::string& where) {
+  int anchors = 0, line = 1;
+  for (size_t i = 0; i + 1 < text.size(); ++i) {
+    if (text[i] == '\n') ++line;
+    const bool token_start = i == 0 || text[i - 1] == ' ' || text[i - 1] == '\n' ||
+                             text[i - 1] == '[' || text[i - 1] == '{' || text[i - 1] == ',' ||
+                             text[i - 1] == '-' || text[i - 1] == ':';
+    const char next = text[i + 1];
+    if (text[i] == '&' && token_start &&
+        (std::isalnum(static_cast<unsigned char>(next)) || next == '_' || next == '-')) {
+      if (++anchors > kMaxYamlAnchors) {
+        return Status::InvalidArgument(
+            "more than " + std::to_string(kMaxYamlAnchors) + " YAML anchors",
+            where + ":" + std::to_string(line), "write the entries out (use count: for repeats)");
+      }
+    }
+  }
+  return Status::OK();
 }
 
 }  // namespace hase::sched::yaml

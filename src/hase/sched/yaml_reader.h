@@ -14,6 +14,13 @@ namespace hase::sched::yaml {
 
 // Parses `text`. Parse error with `where:LINE` on malformed YAML.
 Result<YAML::Node> Load(std::string_view text, const std::string& where);
+// At most this many YAML anchors ('&name') in a file: aliases to them expand on every walk, so
+// 10^4 nested aliases made a 100 KB file take minutes ("billion laughs").
+inline constexpr int kMaxYamlAnchors = 100;
+// InvalidArgument (where:LINE of the first anchor over the limit) when `text` has more anchors
+// than kMaxYamlAnchors. A '&' in a quoted or commented context may be counted too (harmless:
+// hase's files have no reason for anchors at all).
+Status CheckAliases(std::string_view text, const std::string& where);
 // "where:LINE" for a node (1-based line), or `where` when the node has no mark.
 std::string At(const std::string& where, const YAML::Node& node);
 
