@@ -118,6 +118,15 @@ TEST(TaskJson, OutOfRangeUnknownAndOverlongFieldsAreRefused) {
   auto longer = TaskSpecFromJson(json{{"model", std::string(5000, 'm')}});
   ASSERT_FALSE(longer.ok());
   EXPECT_NE(longer.status().ToString().find("longer than 4096"), std::string::npos);
+  // Issue #15 (7): the daemon opens the model, so it is a name from its model directory.
+  for (const char* path : {"../../../../etc/passwd", "/dev/zero.onnx", "models/x.onnx", ".hidden",
+                           "a\\b", "resnet50;rm"}) {
+    auto p = TaskSpecFromJson(json{{"model", path}});
+    ASSERT_FALSE(p.ok()) << path;
+    EXPECT_NE(p.status().ToString().find("task field 'model'"), std::string::npos) << path;
+  }
+  EXPECT_TRUE(TaskSpecFromJson(json{{"model", "yolov8n"}}).ok());
+  EXPECT_TRUE(TaskSpecFromJson(json{{"model", "my-model_v2.1"}}).ok());
   // The largest values in range are accepted.
   auto edge = TaskSpecFromJson(json{{"model", "resnet18"}, {"batch_size", 1 << 20},
                                     {"num_batches", 1000000000000LL}, {"priority", -1000000}});

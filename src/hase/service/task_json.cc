@@ -1,5 +1,7 @@
 #include "hase/service/task_json.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <string>
 
@@ -96,7 +98,19 @@ Result<TaskSpec> TaskSpecFromJson(const json& j) {
   HASE_ASSIGN_OR_RETURN(s.key, GetString(j, "key"));
   HASE_ASSIGN_OR_RETURN(s.name, GetString(j, "name"));
   HASE_ASSIGN_OR_RETURN(s.model, GetString(j, "model"));
-  if (s.model.empty()) return Bad("model", "is required (a zoo name such as \"resnet50\" or an ONNX path)");
+  if (s.model.empty()) return Bad("model", "is required (a zoo name such as \"resnet50\")");
+  // The daemon opens the model: confine it to the model directory (--models / the latency
+  // table). A path ("../../etc/passwd", "/dev/zero.onnx") is refused; a custom model is put in
+  // the model directory and named by its file stem.
+  const bool bare = s.model.find_first_of("/\\") == std::string::npos && s.model[0] != '.' &&
+                    std::all_of(s.model.begin(), s.model.end(), [](char c) {
+                      return std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
+                             c == '-' || c == '.';
+                    });
+  if (!bare) {
+    return Bad("model", "must be a model name from the daemon's model directory (letters, "
+                        "digits, '_', '-', '.'; no path)");
+  }
   HASE_ASSIGN_OR_RETURN(s.batch_size, GetInt(j, "batch_size", 1));
   HASE_ASSIGN_OR_RETURN(s.input_size, GetInt(j, "input_size", 224));
   const bool has_batches = j.contains("num_batches") && !j["num_batches"].is_null();
