@@ -13,6 +13,8 @@
 #include "hase/telemetry/prom_text.h"
 #include "service_fixture.h"
 
+#include <sqlite3.h>
+
 namespace hase::service {
 namespace {
 
@@ -385,6 +387,35 @@ TEST(Daemon, DefaultPolicyRunsEveryInstantTask) {
   EXPECT_EQ(done, 200);
   for (int64_t id : ids) EXPECT_EQ((*d)->Get(id)->state, TaskState::kSucceeded) << id;
   d->reset();
+  std::filesystem::remove_all(dir);
+}
+
+// A journal row that fails validation no longer stops the daemon: it starts, runs the other
+// tasks and says on /healthz what it quarantined.
+TEST(Daemon, StartsWithAQuarantinedJournalRow) {
+  const std::string dir = hase::testing::FreshDir("quarantine_daemon");
+  FakeClock clock;
+  int64_t good = 0;
+  {
+    auto d = MakeDaemon(dir, clock);
+    good = d->Submit(Spec("resnet50", 10))->record.id;
+    const int64_t bad = d->Submit(Spec("resnet50", 10))->record.id;
+    d.reset();
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((dir + "/hase.db").c_str(), &db), SQLITE_OK);
+    const std::string sql = "UPDATE tasks SET spec = '{\"model\":\"resnet50\",\"priority\":2147483648}' "
+                            "WHERE id = " + std::to_string(bad) + ";";
+    ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
+  }
+  auto d = MakeDaemon(dir, clock);  // Start() succeeds (checked inside)
+  ASSERT_TRUE(d->Get(good).has_value());
+  const DaemonHealth h = d->Health();
+  EXPECT_TRUE(h.degraded);
+  bool named = false;
+  for (const std::string& r : h.reasons) named = named || r.find("quarantine") != std::string::npos;
+  EXPECT_TRUE(named);
+  d.reset();
   std::filesystem::remove_all(dir);
 }
 

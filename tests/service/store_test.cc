@@ -1,6 +1,7 @@
 #include "hase/service/task_store.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include "hase/service/task_json.h"
 #include "service_fixture.h"
@@ -131,6 +132,46 @@ TEST(TaskJson, OutOfRangeUnknownAndOverlongFieldsAreRefused) {
   auto edge = TaskSpecFromJson(json{{"model", "resnet18"}, {"batch_size", 1 << 20},
                                     {"num_batches", 1000000000000LL}, {"priority", -1000000}});
   EXPECT_TRUE(edge.ok()) << edge.status().ToString();
+}
+
+// Issue #15 (1): a journal row that fails validation (older version, hand edit) made the
+// daemon refuse to start, stranding every task. It is moved to table 'quarantine' with the
+// reason, the other tasks load, and the daemon reports it on /healthz.
+TEST(TaskStore, InvalidRowIsQuarantinedAndTheRestLoads) {
+  const std::string dir = hase::testing::FreshDir("quarantine");
+  int64_t bad_id = 0;
+  {
+    auto store = TaskStore::Open(dir);
+    ASSERT_TRUE(store.ok());
+    TaskSpec good;
+    good.model = "resnet50";
+    ASSERT_TRUE((*store)->Insert(good, 1).ok());
+    auto b = (*store)->Insert(good, 2);
+    ASSERT_TRUE(b.ok());
+    bad_id = b->record.id;
+  }
+  {  // what an older version could write: a num_batches that overflowed to 0
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((dir + "/hase.db").c_str(), &db), SQLITE_OK);
+    const std::string sql = "UPDATE tasks SET spec = '{\"model\":\"resnet50\",\"num_batches\":0}' "
+                            "WHERE id = " + std::to_string(bad_id) + ";";
+    ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
+  }
+  auto store = TaskStore::Open(dir);
+  ASSERT_TRUE(store.ok());
+  auto all = (*store)->LoadAll();
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  ASSERT_EQ(all->size(), 1u);
+  const auto q = (*store)->quarantined();
+  ASSERT_EQ(q.size(), 1u);
+  EXPECT_EQ(q[0].id, bad_id);
+  EXPECT_NE(q[0].reason.find("num_batches"), std::string::npos) << q[0].reason;
+  EXPECT_EQ((*store)->quarantined_total(), 1);
+  // Loaded again (a second restart): nothing more to move, the row stays in quarantine.
+  ASSERT_TRUE((*store)->LoadAll().ok());
+  EXPECT_EQ((*store)->quarantined_total(), 1);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -114,6 +114,12 @@ sched::CycleState Daemon::CycleForLocked(const sched::Task& t) const {
 Status Daemon::Start() {
   HASE_ASSIGN_OR_RETURN(std::vector<TaskRecord> all, store_->LoadAll());
   std::unique_lock<std::mutex> lock(mu_);
+  quarantined_ = store_->quarantined_total();
+  if (const auto q = store_->quarantined(); !q.empty()) {
+    first_quarantine_ = "task " + std::to_string(q.front().id) + ": " + q.front().reason;
+    std::fprintf(stderr, "hase serve: %zu journal row(s) quarantined; first %s\n", q.size(),
+                 first_quarantine_.c_str());
+  }
   const double now = Now();
   state_.now_ms = ToMs(now);
   std::vector<int64_t> changed;
@@ -596,6 +602,13 @@ DaemonHealth Daemon::Health() const {
   }
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& [g, mem] : failed_gpus_) h.reasons.push_back("GPU " + cluster_.GpuLabel(g) + " marked failed");
+  if (const int64_t q = quarantined_; q > 0) {
+    h.degraded = true;
+    h.reasons.push_back(std::to_string(q) +
+                        " journal row(s) failed validation and were moved to table 'quarantine' "
+                        "of " + store_->path() +
+                        (first_quarantine_.empty() ? "" : " (first: " + first_quarantine_ + ")"));
+  }
   return h;
 }
 

@@ -193,6 +193,8 @@ class Daemon {
   sched::ClusterState state_;                       // guarded by mu_
   std::unique_ptr<sched::Policy> policy_;           // guarded by mu_
   std::map<int64_t, TaskRecord> tasks_;             // guarded by mu_, every task
+  int64_t quarantined_ = 0;                          // guarded by mu_: journal rows quarantined
+  std::string first_quarantine_;                     // guarded by mu_: the first one, for /healthz
   std::set<QueueKey> queue_;                        // guarded by mu_, queued tasks
   std::map<int, double> failed_gpus_;               // guarded by mu_: id → original memory
   std::vector<bool> load_used_;                     // guarded by mu_, per GPU, last refresh

@@ -34,6 +34,13 @@ CREATE TABLE IF NOT EXISTS tasks (
   pid INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS tasks_state ON tasks(state);
+CREATE TABLE IF NOT EXISTS quarantine (
+  id INTEGER PRIMARY KEY,
+  spec TEXT NOT NULL,
+  state TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  moved_s REAL NOT NULL
+);
 )sql";
 
 constexpr const char* kColumns =
@@ -207,13 +214,57 @@ Result<std::vector<TaskRecord>> TaskStore::Load(const char* where_clause) {
   std::string sql = std::string("SELECT ") + kColumns + " FROM tasks " + where_clause + " ORDER BY id;";
   if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &q.s, nullptr) != SQLITE_OK) return SqlError(db_, "prepare load");
   std::vector<TaskRecord> out;
+  std::vector<Quarantined> bad;
   int rc;
   while ((rc = sqlite3_step(q.s)) == SQLITE_ROW) {
-    HASE_ASSIGN_OR_RETURN(TaskRecord r, ReadRow(q.s));
-    out.push_back(std::move(r));
+    Result<TaskRecord> r = ReadRow(q.s);
+    if (r.ok()) {
+      out.push_back(std::move(*r));
+    } else {
+      bad.push_back({sqlite3_column_int64(q.s, 0), r.status().ToString()});
+    }
   }
   if (rc != SQLITE_DONE) return SqlError(db_, "load tasks");
+  if (bad.empty()) return out;
+  HASE_RETURN_IF_ERROR(Exec(db_, "BEGIN IMMEDIATE;"));
+  for (const Quarantined& b : bad) {
+    Stmt mv;
+    const char* sql =
+        "INSERT OR REPLACE INTO quarantine (id, spec, state, reason, moved_s) "
+        "SELECT id, spec, state, ?2, strftime('%s','now') FROM tasks WHERE id = ?1;";
+    Stmt del;
+    if (sqlite3_prepare_v2(db_, sql, -1, &mv.s, nullptr) != SQLITE_OK ||
+        sqlite3_prepare_v2(db_, "DELETE FROM tasks WHERE id = ?1;", -1, &del.s, nullptr) !=
+            SQLITE_OK) {
+      Exec(db_, "ROLLBACK;");
+      return SqlError(db_, "prepare quarantine");
+    }
+    sqlite3_bind_int64(mv.s, 1, b.id);
+    sqlite3_bind_text(mv.s, 2, b.reason.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(del.s, 1, b.id);
+    if (sqlite3_step(mv.s) != SQLITE_DONE || sqlite3_step(del.s) != SQLITE_DONE) {
+      Exec(db_, "ROLLBACK;");
+      return SqlError(db_, "quarantine task " + std::to_string(b.id));
+    }
+  }
+  HASE_RETURN_IF_ERROR(Exec(db_, "COMMIT;"));
+  quarantined_.insert(quarantined_.end(), bad.begin(), bad.end());
   return out;
+}
+
+std::vector<TaskStore::Quarantined> TaskStore::quarantined() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return quarantined_;
+}
+
+int64_t TaskStore::quarantined_total() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stmt q;
+  if (sqlite3_prepare_v2(db_, "SELECT COUNT(*) FROM quarantine;", -1, &q.s, nullptr) != SQLITE_OK ||
+      sqlite3_step(q.s) != SQLITE_ROW) {
+    return static_cast<int64_t>(quarantined_.size());
+  }
+  return sqlite3_column_int64(q.s, 0);
 }
 
 Result<std::vector<TaskRecord>> TaskStore::LoadUnfinished() {

@@ -52,18 +52,29 @@ class TaskStore {
   Status Update(std::span<const TaskRecord> records);
   Status Update(const TaskRecord& r) { return Update(std::span<const TaskRecord>(&r, 1)); }
 
+  // A journal row that no longer passes validation (written by an older version, or edited
+  // by hand): moved out of `tasks` into table `quarantine` (id, spec, state, reason, moved_s)
+  // by the load that found it, so the daemon still starts and nothing is deleted.
+  struct Quarantined {
+    int64_t id = 0;
+    std::string reason;  // the validation error
+  };
   // Every task not in a terminal state, by id.
   Result<std::vector<TaskRecord>> LoadUnfinished();
   // Every task, by id (tests, recovery of the in-memory view).
   Result<std::vector<TaskRecord>> LoadAll();
 
   const std::string& path() const { return path_; }
+  // Rows quarantined by loads since the store was opened (and earlier: the table's count).
+  std::vector<Quarantined> quarantined() const;
+  int64_t quarantined_total() const;
 
  private:
   TaskStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
   Result<std::vector<TaskRecord>> Load(const char* where_clause);
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
+  std::vector<Quarantined> quarantined_;  // guarded by mu_
   sqlite3* const db_;  // guarded by mu_; closed in the destructor
   const std::string path_;
 };
