@@ -140,11 +140,10 @@ HasePlugin::Placement HasePlugin::Estimate(const Task& task, const GpuState& gpu
   best.not_before_ms = best.start_ms;
   best.end_ms = best.start_ms + p.isolated_ms * model.Slowdown(bg);
   best.gpu_finish_ms = best.end_ms;
-  // Sharing, now, when it is a predicted gain: the GPU's isolated-work throughput with the task
-  // (Σ over its tasks of 1 / slowdown) exceeds the throughput without it (Predict's exact
-  // test compares drain times).
-  // A short task beside a long wait: what it suffers (iso × (slowdown − 1)) bounds what it
-  // costs the GPU; Predict's exact test compares drain times.
+  // Sharing, now, when it is a predicted gain (the GPU's isolated-work throughput, Σ over its
+  // tasks of 1 / slowdown, rises by colocation_margin) or, with short_wait_share, a short
+  // task beside a long wait (what it suffers, iso × (slowdown − 1), bounds what it costs the
+  // GPU). Predict's exact test compares drain times.
   const bool small_loss = options_.short_wait_share > 0 &&
                           p.isolated_ms * (model.Slowdown(gpu.TotalDemand()) - 1) <=
                               options_.short_wait_share * (best.start_ms - now);

@@ -6,7 +6,9 @@
 //   C_g = (start on g) + (runtime under the slowdown co-runners inflict), and the extra time
 //   I_g it inflicts on the tasks already there (PredictTimeline with and without it), for two
 //   starts — the earliest free slot (sharing) and the moment the GPU drains (alone) — keeping
-//   the cheaper C_g + inflicted_weight × I_g. Score = 100 × (now + fastest isolated time) / (C_g + inflicted_weight × I_g).
+//   the cheaper C_g + inflicted_weight × I_g, sharing only when it is a predicted gain
+//   (colocation_margin). A GPU reserved for another task is priced after that task unless
+//   backfilling is allowed. Score = 100 × (now + fastest isolated) / (C_g + w × I_g).
 // Stage 2 (Select): among the top_k GPUs by score, the exact timelines (Predict) decide: the
 //   GPU with the lowest C_g + inflicted_weight × I_g wins; ties go to the earlier start, then
 //   the lower GPU id (only GPUs of one class — interchangeable — can tie exactly). Every
