@@ -13,8 +13,6 @@
 #include "hase/telemetry/prom_text.h"
 #include "service_fixture.h"
 
-#include <sqlite3.h>
-
 namespace hase::service {
 namespace {
 
@@ -27,6 +25,17 @@ TaskSpec Spec(const std::string& model, int64_t batches, const std::string& key 
   s.num_batches = batches;
   s.key = key;
   return s;
+}
+
+// Options of a daemon that runs commands (--executor) and passes every `tick_s`.
+DaemonOptions ExecutorOptions(const std::string& dir, const std::string& policy, double tick_s) {
+  DaemonOptions o;
+  o.state_dir = dir;
+  o.policy = policy;
+  o.executor = true;
+  o.tick_s = tick_s;
+  o.store.synchronous_full = false;
+  return o;
 }
 
 std::unique_ptr<Daemon> MakeDaemon(const std::string& dir, FakeClock& clock, const std::string& policy = "hase",
@@ -296,12 +305,7 @@ TEST(Daemon, RestartRecoversQueueAndRunningAssignments) {
 
 TEST(Daemon, ExecutorRunsCommandsOnTheirGpuAndRecordsExitCodes) {
   const std::string dir = hase::testing::FreshDir("exec");
-  DaemonOptions o;
-  o.state_dir = dir;
-  o.policy = "rr";
-  o.executor = true;
-  o.tick_s = 0.05;
-  o.store.synchronous_full = false;
+  const DaemonOptions o = ExecutorOptions(dir, "rr", 0.05);
   auto d = Daemon::Create(hase::testing::SmallCluster(), hase::testing::SmallOracle(), o, nullptr);
   ASSERT_TRUE(d.ok());
   ASSERT_TRUE((*d)->Start().ok());
@@ -361,12 +365,7 @@ TEST(Daemon, ExecutorRunsCommandsOnTheirGpuAndRecordsExitCodes) {
 // starts with Policy::BeginPass: 200 instant tasks all finish.
 TEST(Daemon, DefaultPolicyRunsEveryInstantTask) {
   const std::string dir = hase::testing::FreshDir("instant");
-  DaemonOptions o;
-  o.state_dir = dir;
-  o.policy = "hase";
-  o.executor = true;
-  o.tick_s = 0.02;
-  o.store.synchronous_full = false;
+  const DaemonOptions o = ExecutorOptions(dir, "hase", 0.02);
   auto d = Daemon::Create(hase::testing::SmallCluster(), hase::testing::SmallOracle(), o, nullptr);
   ASSERT_TRUE(d.ok()) << d.status().ToString();
   ASSERT_TRUE((*d)->Start().ok());
@@ -401,12 +400,8 @@ TEST(Daemon, StartsWithAQuarantinedJournalRow) {
     good = d->Submit(Spec("resnet50", 10))->record.id;
     const int64_t bad = d->Submit(Spec("resnet50", 10))->record.id;
     d.reset();
-    sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open((dir + "/hase.db").c_str(), &db), SQLITE_OK);
-    const std::string sql = "UPDATE tasks SET spec = '{\"model\":\"resnet50\",\"priority\":2147483648}' "
-                            "WHERE id = " + std::to_string(bad) + ";";
-    ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
-    sqlite3_close(db);
+    ASSERT_TRUE(hase::testing::OverwriteJournalSpec(
+        dir, bad, R"({"model":"resnet50","priority":2147483648})"));
   }
   auto d = MakeDaemon(dir, clock);  // Start() succeeds (checked inside)
   ASSERT_TRUE(d->Get(good).has_value());

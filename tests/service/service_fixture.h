@@ -2,6 +2,7 @@
 // hand-set numbers, a fake clock and a fresh state directory.
 #pragma once
 
+#include <sqlite3.h>
 #include <atomic>
 #include <filesystem>
 #include <functional>
@@ -50,6 +51,24 @@ inline std::string FreshDir(const std::string& tag) {
   std::filesystem::remove_all(p);
   std::filesystem::create_directories(p);
   return p.string();
+}
+
+// Overwrites the journalled spec of task `id` in `dir`/hase.db, as an older version or a hand
+// edit could have left it (tests of validation at restart). Returns false on an SQLite error.
+inline bool OverwriteJournalSpec(const std::string& dir, int64_t id, const std::string& spec) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open((dir + "/hase.db").c_str(), &db) != SQLITE_OK) return false;
+  sqlite3_stmt* st = nullptr;
+  bool ok = sqlite3_prepare_v2(db, "UPDATE tasks SET spec = ?1 WHERE id = ?2;", -1, &st, nullptr) ==
+            SQLITE_OK;
+  if (ok) {
+    sqlite3_bind_text(st, 1, spec.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 2, id);
+    ok = sqlite3_step(st) == SQLITE_DONE;
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return ok;
 }
 
 }  // namespace hase::testing

@@ -1,7 +1,6 @@
 #include "hase/service/task_store.h"
 
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 
 #include "hase/service/task_json.h"
 #include "service_fixture.h"
@@ -150,14 +149,8 @@ TEST(TaskStore, InvalidRowIsQuarantinedAndTheRestLoads) {
     ASSERT_TRUE(b.ok());
     bad_id = b->record.id;
   }
-  {  // what an older version could write: a num_batches that overflowed to 0
-    sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open((dir + "/hase.db").c_str(), &db), SQLITE_OK);
-    const std::string sql = "UPDATE tasks SET spec = '{\"model\":\"resnet50\",\"num_batches\":0}' "
-                            "WHERE id = " + std::to_string(bad_id) + ";";
-    ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
-    sqlite3_close(db);
-  }
+  // What an older version could write: a num_batches that overflowed to 0.
+  ASSERT_TRUE(hase::testing::OverwriteJournalSpec(dir, bad_id, R"({"model":"resnet50","num_batches":0})"));
   auto store = TaskStore::Open(dir);
   ASSERT_TRUE(store.ok());
   auto all = (*store)->LoadAll();
