@@ -135,5 +135,22 @@ TEST(GpuLoadTable, AgesAndNewerWins) {
   EXPECT_EQ(t.All(100).size(), 1u);
 }
 
+// Issue #15 (6c): one scrape stamped in year 2100 froze that GPU's load forever (every later
+// scrape was "older"). Samples are dated no later than the scrape that read them.
+TEST(GroupDcgmSamples, FutureTimestampsAreClampedToTheScrape) {
+  auto r = ParsePromText("DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",Hostname=\"n\"} 99 4102444800000\n");
+  ASSERT_TRUE(r.ok());
+  GroupResult g = GroupDcgmSamples(r->samples, "n", 1.7e9, nullptr);
+  ASSERT_EQ(g.gpus.size(), 1u);
+  EXPECT_DOUBLE_EQ(g.gpus[0].sample_time_s, 1.7e9);
+  EXPECT_EQ(g.warnings.size(), 1u);
+  GpuLoadTable t;
+  t.Update(g.gpus);
+  auto later = ParsePromText("DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",Hostname=\"n\"} 5\n");
+  ASSERT_TRUE(later.ok());
+  t.Update(GroupDcgmSamples(later->samples, "n", 1.7e9 + 10, nullptr).gpus);
+  EXPECT_DOUBLE_EQ(*t.Get({"n", 0}, 1.7e9 + 10)->load.gpu_util, 0.05);  // the new reading wins
+}
+
 }  // namespace
 }  // namespace hase::telemetry

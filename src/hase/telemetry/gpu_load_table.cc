@@ -68,6 +68,13 @@ GroupResult GroupDcgmSamples(std::span<const PromSample> samples, std::string_vi
       ++o.fields;
       if (s.timestamp_ms) {
         double t = static_cast<double>(*s.timestamp_ms) / 1000.0;
+        // A sample cannot postdate the scrape that read it: a clock ahead (one exporter stamped
+        // year 2100) would otherwise date the GPU in the future, and every later, correct
+        // scrape would lose against it (GpuLoadTable::Update keeps the newest): frozen load.
+        if (t > scrape_time_s) {
+          warn(s.name + ": timestamp after the scrape (exporter clock ahead?): dated at the scrape");
+          t = scrape_time_s;
+        }
         // The oldest field dates the snapshot; the first timestamped field replaces scrape time.
         if (o.fields == 1 || t < o.sample_time_s) o.sample_time_s = t;
       }
