@@ -132,6 +132,24 @@ TEST_F(ApiTest, SubmitGetListCancelAndErrors) {
   EXPECT_EQ(status, 400);
 }
 
+// Issue #15 (1, 6): a misspelt field is a 400 naming it (it used to run 1 batch), an
+// overflowing count a 400 (it used to be journalled and brick the restart), a 10 MB body a 413
+// before it is parsed; nothing of them is journalled.
+TEST_F(ApiTest, BadBodiesAreRefusedAtTheDoor) {
+  int status = 0;
+  json e = Post("/v1/tasks", R"({"model":"resnet50","num_batchs":5})", &status);
+  EXPECT_EQ(status, 400);
+  EXPECT_NE(e.dump().find("num_batchs"), std::string::npos) << e.dump();
+  Post("/v1/tasks", R"({"model":"resnet18","batch_size":2,"samples":9223372036854775807})", &status);
+  EXPECT_EQ(status, 400);
+  Post("/v1/tasks", R"({"model":"../../../../etc/passwd"})", &status);
+  EXPECT_EQ(status, 400);
+  auto big = client_->Post("/v1/tasks", std::string(10 << 20, ' '), "application/json");
+  ASSERT_TRUE(big);
+  EXPECT_EQ(big->status, 413);
+  EXPECT_EQ(Get("/v1/tasks")["tasks"].size(), 0u);
+}
+
 TEST_F(ApiTest, GpusMetricsHealthAndFailure) {
   json t = Post("/v1/tasks", R"({"model":"vgg16","num_batches":50})");
   WaitPlaced(t["id"]);

@@ -75,6 +75,13 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender)
     : daemon_(daemon), extender_(extender), server_(std::make_unique<httplib::Server>()) {
   httplib::Server& s = *server_;
   s.set_tcp_nodelay(true);  // small JSON answers: no Nagle + delayed-ACK stalls (~40 ms)
+  // Bounded work per request (issue #15): a body over kMaxBodyBytes is refused with 413 before
+  // it is parsed; a read or write that stalls kIoTimeoutS ends the connection; kThreads
+  // workers (cpp-httplib's default is 8, which 8 slow clients could hold).
+  s.set_payload_max_length(kMaxBodyBytes);
+  s.set_read_timeout(kIoTimeoutS, 0);
+  s.set_write_timeout(kIoTimeoutS, 0);
+  s.new_task_queue = [] { return new httplib::ThreadPool(kThreads); };
   s.Post("/v1/tasks", [this](const httplib::Request& req, httplib::Response& res) {
     json body = json::parse(req.body, nullptr, false);
     if (body.is_discarded()) return SendError(res, Status::InvalidArgument("body is not JSON"));

@@ -17,6 +17,7 @@
 // Thread-safety: handlers run on httplib's pool; Daemon and Extender are thread-safe.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <thread>
@@ -30,6 +31,13 @@ class Server;
 }
 
 namespace hase::service {
+
+// Request limits (413 above the body size; connections idle in a read or write for the
+// timeout are closed). Not yet: a deadline for a whole header dribbled byte by byte
+// (cpp-httplib 0.11 times out each read only) and a cap on connections (issue #15).
+inline constexpr size_t kMaxBodyBytes = size_t{1} << 20;  // 1 MiB: a task body is < 70 KiB
+inline constexpr int kIoTimeoutS = 5;
+inline constexpr size_t kThreads = 64;
 
 class ApiServer {
  public:
