@@ -87,6 +87,21 @@ TEST(DcgmScraper, DownExporterKeepsLastGoodValuesAndDegrades) {
   EXPECT_FALSE(scraper.Health().degraded);
 }
 
+// Issue #15 (6): a 100 MB exporter page cost 430-800 MB RSS. A body over the cap is an IO
+// error naming the size, read no further than the cap.
+TEST(HttpGet, BodyOverTheCapIsAnError) {
+  HttpStub stub;
+  stub.SetBody(std::string(3 << 20, '#'));
+  auto big = HttpGet(stub.Url(), 2.0, size_t{1} << 20);
+  ASSERT_FALSE(big.ok());
+  EXPECT_TRUE(big.status().IsIO()) << big.status().ToString();
+  EXPECT_NE(big.status().ToString().find("larger than 1048576"), std::string::npos)
+      << big.status().ToString();
+  auto fits = HttpGet(stub.Url(), 2.0, size_t{4} << 20);
+  ASSERT_TRUE(fits.ok()) << fits.status().ToString();
+  EXPECT_EQ(fits->size(), size_t{3} << 20);
+}
+
 TEST(DcgmScraper, SlowExporterTimesOut) {
   HttpStub n1;
   n1.SetBody(Fixture("dcgm_node1_a100_default.prom"));

@@ -4,6 +4,7 @@
 // scraped inside the cluster network). Thread-safety: each call is independent.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -20,10 +21,17 @@ struct HttpUrl {
 // Splits an http:// URL. Errors: InvalidArgument (another scheme, empty host, bad port).
 Result<HttpUrl> ParseHttpUrl(std::string_view url);
 
-// GETs `url`, waiting at most `timeout_s` to connect and `timeout_s` between reads. Returns the
-// body of a 200 response. Errors: InvalidArgument (bad URL), IO (connection refused, timeout,
-// a non-200 status; the message names the URL and what failed).
-Result<std::string> HttpGet(std::string_view url, double timeout_s);
+// Bounds of one GET: the body (a dcgm-exporter page is ~15 KB per GPU; a Prometheus answer
+// for 10 000 GPUs a few MB) and the whole transfer, as a multiple of the per-read timeout.
+inline constexpr size_t kMaxHttpBodyBytes = size_t{64} << 20;
+inline constexpr double kHttpTotalTimeFactor = 3;
+
+// GETs `url`, waiting at most `timeout_s` to connect and `timeout_s` between reads, and at most
+// kHttpTotalTimeFactor × `timeout_s` for the whole body. Returns the body of a 200 response.
+// Errors: InvalidArgument (bad URL), IO (connection refused, timeout, a body over `max_bytes`
+// or slower than the total limit, a non-200 status; the message names the URL and what).
+Result<std::string> HttpGet(std::string_view url, double timeout_s,
+                            size_t max_bytes = kMaxHttpBodyBytes);
 
 // Percent-encodes `s` for a URL query value (RFC 3986 unreserved characters kept).
 std::string UrlEncode(std::string_view s);
