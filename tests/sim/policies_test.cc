@@ -43,6 +43,11 @@ Cluster Make(const std::vector<std::tuple<std::string, int, int>>& per_type,
   return c;
 }
 
+// Uniform in [lo, hi) from 53 random bits of `rng` (reproducible across platforms).
+double Uniform(std::mt19937_64& rng, double lo, double hi) {
+  return lo + (hi - lo) * (static_cast<double>(rng() >> 11) / 9007199254740992.0);
+}
+
 Task T(int id, const std::string& model, int64_t batches = 1, double arrival_ms = 0) {
   Task t;
   t.id = id;
@@ -131,9 +136,7 @@ TEST(HaseColocationTest, SharesOnlyOnPredictedGain) {
 TEST(HaseOrderTest, NodeOrderDoesNotChangeTheSchedule) {
   for (uint64_t seed = 1; seed <= 12; ++seed) {
     std::mt19937_64 rng(seed);
-    auto u = [&](double lo, double hi) {
-      return lo + (hi - lo) * (static_cast<double>(rng() >> 11) / 9007199254740992.0);
-    };
+    auto u = [&](double lo, double hi) { return Uniform(rng, lo, hi); };
     const int slots = 1 + static_cast<int>(rng() % 3);
     std::vector<std::tuple<std::string, int, int>> spec = {
         {"a", 1 + static_cast<int>(rng() % 3), slots},
@@ -174,9 +177,7 @@ TEST(HaseOrderTest, NodeOrderDoesNotChangeTheSchedule) {
 TEST(BestKnownTest, FeasibleAndBetweenTheBoundAndThePolicies) {
   for (uint64_t seed = 1; seed <= 10; ++seed) {
     std::mt19937_64 rng(seed);
-    auto u = [&](double lo, double hi) {
-      return lo + (hi - lo) * (static_cast<double>(rng() >> 11) / 9007199254740992.0);
-    };
+    auto u = [&](double lo, double hi) { return Uniform(rng, lo, hi); };
     const Cluster c = Make({{"a", 2, 1}, {"b", 3, 1}, {"c", 2, 1}});
     auto o = std::make_shared<TableOracle>(ContentionModel{1.28});
     for (const char* m : {"x", "y", "z"}) {
@@ -234,9 +235,7 @@ TEST(HaseIncrementalTest, KeptWaitsMatchFullPasses) {
   int identical = 0;
   for (uint64_t seed = 1; seed <= 12; ++seed) {
     std::mt19937_64 rng(seed);
-    auto u = [&](double lo, double hi) {
-      return lo + (hi - lo) * (static_cast<double>(rng() >> 11) / 9007199254740992.0);
-    };
+    auto u = [&](double lo, double hi) { return Uniform(rng, lo, hi); };
     const Cluster c = Make({{"a", 2, 3}, {"b", 4, 3}, {"c", 6, 3}});
     auto o = std::make_shared<TableOracle>(ContentionModel{1.28});
     for (const char* m : {"x", "y", "z", "w"}) {

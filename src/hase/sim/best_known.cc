@@ -270,17 +270,10 @@ class Search {
       ++out->moves;
     }
   }
-  double CurrentMakespan() {
-    double m = 0;
-    for (size_t g = 0; g < sets_.size(); ++g) {
-      m = std::max(m, Completion(sets_[g], static_cast<int>(g), -1, -1));
-    }
-    return m;
-  }
 
   // Iterated local search (Lourenço, Martin & Stützle 2003): from the best schedule so far,
-  // kick — move one task of the critical GPU, and one task of a random GPU, to random GPUs
-  // that can host them — then descend again; keep the result when its makespan is lower.
+  // kick — ruin and recreate (header) — then descend again; keep the result when its
+  // makespan is lower.
   // Until the step budget is spent or kMaxKicks kicks in a row bring nothing. Seeded: the
   // same input gives the same schedule.
   void IteratedLocalSearch(BestKnown* out) {
@@ -288,7 +281,7 @@ class Search {
     constexpr int kRuin = 4;
     std::mt19937_64 rng(20261201);
     std::vector<std::vector<int>> best = sets_;
-    double best_m = CurrentMakespan();
+    double best_m = Makespan(sets_);
     const int n_gpus = static_cast<int>(cluster_.gpus.size());
     if (n_gpus < 2) return;
     for (int idle = 0; idle < kMaxKicks && steps_ < budget_; ++idle) {
@@ -328,7 +321,7 @@ class Search {
       }
       BestKnown scratch;
       LocalSearch(&scratch);
-      const double m = CurrentMakespan();
+      const double m = Makespan(sets_);
       if (m < best_m - kEps) {
         best_m = m;
         best = sets_;
