@@ -181,7 +181,7 @@ int Run(const PredictFlags& f) {
 
   KernelListOptions ko;
   ko.batch = f.batch;
-  ko.profile = f.fusion_profile;
+  if (!f.fusion_profile.empty()) opt.runtime.fusion_profile = f.fusion_profile;
   if (!f.input_shape.empty()) {
     auto shape = ParseInputShape(f.input_shape);
     if (!shape.ok()) return Fail(shape.status().WithContext("--input-shape"));

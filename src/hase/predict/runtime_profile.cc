@@ -59,7 +59,7 @@ const RuntimeProfile& DefaultRuntime() { return Runtimes().front(); }
 
 Result<KernelList> BuildRuntimeKernelList(const std::string& onnx_path, KernelListOptions options,
                                           const RuntimeProfile& runtime) {
-  if (options.profile.empty()) options.profile = runtime.fusion_profile;
+  options.profile = runtime.fusion_profile;
   auto kl = BuildKernelList(onnx_path, options);
   if (!kl.ok()) return kl;
   if (runtime.eager_batchnorm) InsertEagerBatchNorm(*kl);

@@ -65,7 +65,7 @@ Result<RuntimeProfile> FindRuntime(std::string_view name);
 const RuntimeProfile& DefaultRuntime();
 
 // The kernels `runtime` launches for the model at `onnx_path`: BuildKernelList with
-// options.profile (empty = runtime.fusion_profile), then InsertEagerBatchNorm when
+// options.profile replaced by runtime.fusion_profile, then InsertEagerBatchNorm when
 // runtime.eager_batchnorm. Errors: as BuildKernelList.
 Result<KernelList> BuildRuntimeKernelList(const std::string& onnx_path, KernelListOptions options,
                                           const RuntimeProfile& runtime);
