@@ -160,8 +160,9 @@ HasePlugin::Placement HasePlugin::Estimate(const Task& task, const GpuState& gpu
       const double s_j = model.Slowdown(r.demand, total - r.demand);
       const double s_j_with = model.Slowdown(r.demand, total - r.demand + p.demand);
       const double rem = r.RemainingAt(now);
-      share.inflicted_ms += (s_j_with - s_j) / s_j * std::min(rem * s_j, wall);
-      finish = std::max(finish, now + rem * s_j);
+      const double extra = (s_j_with - s_j) / s_j * std::min(rem * s_j, wall);
+      share.inflicted_ms += extra;
+      finish = std::max(finish, now + rem * s_j + extra);  // the co-runner ends later too
     }
     share.gpu_finish_ms = std::max(finish + share.inflicted_ms / std::max<size_t>(1, gpu.running.size()),
                                    gpu.projected_finish_ms);
