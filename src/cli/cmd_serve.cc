@@ -77,14 +77,7 @@ int Run(const ServeFlags& f) {
   } else {
     sim::PredictorOracleOptions po;
     po.models_dir = f.models;
-    if (!f.precision.empty()) {
-      auto precision = ParsePrecision(f.precision);
-      if (!precision.ok()) return Fail(precision.status().WithContext("--precision"));
-      po.precision = *precision;
-    }
-    auto runtime = FindRuntime(f.runtime);
-    if (!runtime.ok()) return Fail(runtime.status().WithContext("--runtime"));
-    po.runtime = *runtime;
+    if (Status s = sim::SetRuntimeAndPrecision(f.runtime, f.precision, po); !s.ok()) return Fail(s);
     oracle = std::make_shared<sim::PredictorOracle>(*catalog, po);
   }
 

@@ -142,14 +142,7 @@ int Run(const SimulateFlags& f) {
 
   sim::PredictorOracleOptions po;
   po.models_dir = f.models;
-  if (!f.precision.empty()) {
-    auto precision = ParsePrecision(f.precision);
-    if (!precision.ok()) return Fail(precision.status().WithContext("--precision"));
-    po.precision = *precision;
-  }
-  auto runtime = FindRuntime(f.runtime);
-  if (!runtime.ok()) return Fail(runtime.status().WithContext("--runtime"));
-  po.runtime = *runtime;
+  if (Status s = sim::SetRuntimeAndPrecision(f.runtime, f.precision, po); !s.ok()) return Fail(s);
   auto oracle = std::make_shared<sim::PredictorOracle>(*catalog, po);
   if (Status s = CheckModelsExist(*tasks, *oracle, f.workload, f.models); !s.ok()) return Fail(s);
   if (!f.out.empty()) {  // fail on an unusable --out now, not after a long run

@@ -9,6 +9,19 @@
 
 namespace hase::sim {
 
+Status SetRuntimeAndPrecision(const std::string& runtime, const std::string& precision,
+                              PredictorOracleOptions& options) {
+  if (!precision.empty()) {
+    Result<Precision> p = ParsePrecision(precision);
+    if (!p.ok()) return p.status().WithContext("--precision");
+    options.precision = *p;
+  }
+  Result<RuntimeProfile> rt = FindRuntime(runtime);
+  if (!rt.ok()) return rt.status().WithContext("--runtime");
+  options.runtime = *rt;
+  return Status::OK();
+}
+
 std::string PredictorOracle::ModelPath(const std::string& model) const {
   if (model.size() > 5 && model.substr(model.size() - 5) == ".onnx") return model;
   return options_.models_dir + "/" + model + ".onnx";

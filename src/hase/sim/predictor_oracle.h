@@ -44,6 +44,12 @@ struct PredictorOracleOptions {
   sched::ContentionModel contention;  // the co-location model policies assume
 };
 
+// Sets options.runtime from a runtime name and options.precision from a precision name ("" =
+// the runtime's default), as the --runtime / --precision flags of simulate and serve give them.
+// Errors: InvalidArgument naming the flag.
+Status SetRuntimeAndPrecision(const std::string& runtime, const std::string& precision,
+                              PredictorOracleOptions& options);
+
 class PredictorOracle final : public sched::LatencyOracle {
  public:
   // `catalog` must outlive the oracle (GPU types are resolved by name in it).
