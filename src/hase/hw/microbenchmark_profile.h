@@ -68,8 +68,9 @@ struct ProfileEfficiency {
 // power:  clamp((tdp_w / (sms × kWattsPerSmAtBoost))^(1/3), base_clock_mhz / boost_clock_mhz, 1).
 // The cube root: dynamic power ∝ f·V² with V roughly ∝ f in the DVFS range, so P ∝ f³.
 // kWattsPerSmAtBoost = 4.0 W/SM is set from the T4 (70 W, 40 SMs = 1.75 W/SM) sustaining about
-// 1.2 GHz of its 1.59 GHz boost under tensor load (0.76 = (1.75/4.0)^(1/3); DeepBench T4 vs V100
-// fp16_mixed GEMM, 90th percentile 0.64 vs 0.84 of dense peak, gives 0.77). The lower bound is
+// 1.2 GHz of its 1.59 GHz boost under tensor load (0.76 = (1.75/4.0)^(1/3); DeepBench fp16_mixed
+// GEMMs >= 2e10 FLOP, T4 vs V100-SXM2 share of dense tensor peak, same-shape median 0.769,
+// docs/gpu-catalog.md "Clocks"). The lower bound is
 // the datasheet base clock, which NVIDIA guarantees under any load within the power limit
 // (NVIDIA GPU Boost technology page: "every application ... runs at a guaranteed, minimum Base
 // Clock speed"); it applies only where the catalog lists base_clock_mhz. Effect: 1 for most
