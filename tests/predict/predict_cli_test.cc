@@ -138,9 +138,10 @@ TEST(PredictCli, BadInputs) {
 TEST(PredictCli, MeasuredProfileIsUsed) {
   const std::string dir = ::testing::TempDir();
   const std::string slow = dir + "/t4_slow.yaml", other = dir + "/a100.yaml";
-  // A T4 that reaches only 2 TFLOP/s FP32: the prediction must get slower than the derived one.
+  // A T4 that reaches only 1 TFLOP/s FP32 (derived: 3.17): the prediction must get slower than
+  // the derived one.
   ASSERT_EQ(RunCommand("printf 'format: hase-microbenchmark-profile/1\\ngpu: Tesla T4\\n"
-                       "tool: test\\nfp32_tflops: 2.0\\n' > " + slow).exit_code, 0);
+                       "tool: test\\nfp32_tflops: 1.0\\n' > " + slow).exit_code, 0);
   ASSERT_EQ(RunCommand("printf 'format: hase-microbenchmark-profile/1\\ngpu: a100\\n' > " +
                        other).exit_code, 0);
   auto derived = Hase("predict " + Model("resnet50") + " --gpu t4 --batch 16 --format json");
