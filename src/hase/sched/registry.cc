@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "hase/sched/eft.h"
+#include "hase/sched/eft_share.h"
 #include "hase/sched/fastest_gpu.h"
 #include "hase/sched/gavel_like.h"
 #include "hase/sched/least_loaded.h"
@@ -24,6 +25,7 @@ std::map<std::string, PolicyFactory> PolicyRegistry() {
        [](const PolicyConfig& c) -> R { return MakeFastestGpuPolicy(c.oracle, *c.cluster); }},
       {"gavel-like", [](const PolicyConfig& c) -> R { return MakeGavelLikePolicy(c.oracle); }},
       {"eft", [](const PolicyConfig& c) -> R { return MakeEftPolicy(c.oracle); }},
+      {"eft-share", [](const PolicyConfig& c) -> R { return MakeEftSharePolicy(c.oracle); }},
       {"min-min", [](const PolicyConfig& c) -> R { return MakeMinMinPolicy(c.oracle, false); }},
       {"max-min", [](const PolicyConfig& c) -> R { return MakeMinMinPolicy(c.oracle, true); }},
       {"hase",
@@ -35,7 +37,7 @@ std::map<std::string, PolicyFactory> PolicyRegistry() {
 
 std::vector<std::string> PolicyNames() {
   return {"rr",  "random",  "least-loaded", "fastest-gpu", "gavel-like",
-          "eft", "min-min", "max-min",      "hase"};
+          "eft", "eft-share", "min-min", "max-min", "hase"};
 }
 
 Result<std::unique_ptr<Policy>> MakePolicy(const std::string& name, const PolicyConfig& config) {
