@@ -150,23 +150,33 @@ double Loss(const std::vector<const Row*>& rows, const GpuCatalog& cat, const An
 AnalyticParams Fit(const std::vector<const Row*>& rows, const GpuCatalog& cat, AnalyticParams p) {
   const int conv = static_cast<int>(KernelFamily::kConv);
   const int gconv = static_cast<int>(KernelFamily::kGroupedConv);
-  std::vector<std::pair<const char*, double*>> knobs = {
-      {"tensor_eff", &p.tensor_eff},
-      {"memory_eff[conv]", &p.memory_eff[conv]},
-      {"compute_eff[grouped_conv]", &p.compute_eff[gconv]},
-      {"memory_eff[grouped_conv]", &p.memory_eff[gconv]},
-      {"memory_eff[elementwise]", &p.memory_eff[static_cast<int>(KernelFamily::kElementwise)]},
-      {"memory_eff[pooling]", &p.memory_eff[static_cast<int>(KernelFamily::kPooling)]},
-      {"memory_eff[normalization]", &p.memory_eff[static_cast<int>(KernelFamily::kNormalization)]},
+  struct Knob {
+    const char* name;
+    double* v;
+    double lo, hi;  // search bounds
+  };
+  // tensor_eff ≤ 1.5: with conv compute_eff 0.80 and the derived profile's 0.75, 0.9 of the dense
+  // datasheet peak. tensor_conv_k_half is not fitted here (DeepBench fp16, analytic_estimator.h);
+  // fitted here as well it lands at 37–122 per leave-one-GPU-out fold and 97 on all rows, and the
+  // pooled leave-one-GPU-out figure gets slightly worse (R² 0.942 vs 0.945).
+  std::vector<Knob> knobs = {
+      {"tensor_eff", &p.tensor_eff, 0.01, 1.5},
+      {"memory_eff[conv]", &p.memory_eff[conv], 0.01, 1},
+      {"compute_eff[grouped_conv]", &p.compute_eff[gconv], 0.01, 1},
+      {"memory_eff[grouped_conv]", &p.memory_eff[gconv], 0.01, 1},
+      {"memory_eff[elementwise]", &p.memory_eff[static_cast<int>(KernelFamily::kElementwise)], 0.01, 1},
+      {"memory_eff[pooling]", &p.memory_eff[static_cast<int>(KernelFamily::kPooling)], 0.01, 1},
+      {"memory_eff[normalization]", &p.memory_eff[static_cast<int>(KernelFamily::kNormalization)],
+       0.01, 1},
   };
   double best = Loss(rows, cat, p);
   for (double step : {2.0, 1.4, 1.15, 1.05}) {
     for (int pass = 0; pass < 3; ++pass) {
       bool improved = false;
-      for (auto& [name, v] : knobs) {
+      for (auto& [name, v, lo, hi] : knobs) {
         for (double f : {step, 1 / step}) {
           const double old = *v;
-          *v = std::clamp(old * f, 0.01, name == std::string("tensor_eff") ? 1.5 : 1.0);
+          *v = std::clamp(old * f, lo, hi);
           const double l = Loss(rows, cat, p);
           if (l < best - 1e-9) {
             best = l;
@@ -181,7 +191,7 @@ AnalyticParams Fit(const std::vector<const Row*>& rows, const GpuCatalog& cat, A
   }
   std::printf("fitted parameters (mean squared log error %.4f on %zu fit rows):\n", best,
               rows.size());
-  for (auto& [name, v] : knobs) std::printf("  %-28s %.3f\n", name, *v);
+  for (const auto& k : knobs) std::printf("  %-28s %.3f\n", k.name, *k.v);
   return p;
 }
 
