@@ -152,6 +152,13 @@ Result<KernelEstimate> LearnedEstimator::Estimate(const Kernel& kernel,
                                "GPU with tensor cores",
                                kernel.type);
   }
+  // FP16 convolutions: leave-one-GPU-out on DeepBench the learned model loses to the
+  // two-parameter baseline (MAPE 67 % vs 44 % over the float16 conv rows of P100, T4, V100;
+  // the analytic model 41 %), so they go to the analytic model (docs/predictor-learned.md).
+  if (StorageScale(ctx.precision) != 1.0 && kernel.family == KernelFamily::kConv) {
+    return Status::Unsupported("learned model loses to the baseline on float16 convolutions",
+                               kernel.type);
+  }
   KernelSample s = KernelToSample(kernel, ctx.precision);
   s.gpu = ctx.gpu.id;
   s.load = ctx.load;
