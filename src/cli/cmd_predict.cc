@@ -1,7 +1,10 @@
-// `hase predict MODEL.onnx --gpu T4 [--batch N] [--load k=v,...] [--precision tf32|fp32|fp16|tensor]
-//  [--per-kernel] [--format table|json] [--model FILE] [--profile FILE] [--catalog FILE]
-//  [--input-shape 3x224x224] [--input-transfer]`
-// Latency per batch, throughput and (optionally) per-kernel times with the estimator used.
+// `hase predict MODEL.onnx --gpu T4 [--batch N] [--runtime ort-cuda|ort-cuda-graph|pytorch-eager|
+//  tensorrt] [--load k=v,...] [--precision tf32|tf32-conv|fp32|fp16|tensor] [--per-kernel]
+//  [--format table|json] [--model FILE] [--profile FILE] [--catalog FILE]
+//  [--input-shape 3x224x224] [--input-transfer] [--with B.onnx[:BATCH] ...]`
+// Latency per batch (host issue and device timelines composed), throughput, GPU demand and
+// (optionally) per-kernel times with the estimator used. With --with: each model's time per
+// batch alone and together on one GPU, and its slowdown (sched/contention_model.h).
 #include <cstdio>
 #include <memory>
 
@@ -16,6 +19,8 @@
 #include "hase/predict/load_flag.h"
 #include "hase/predict/learned_estimator.h"
 #include "hase/predict/predict_model.h"
+#include "hase/predict/runtime_profile.h"
+#include "hase/sched/contention_model.h"
 
 namespace hase::cli {
 namespace {
@@ -26,13 +31,15 @@ struct PredictFlags {
   int64_t batch = 1;
   std::string input_shape;
   std::string load;
-  std::string precision = PrecisionName(kDefaultPrecision);
+  std::string precision;  // empty = the runtime's default
+  std::string runtime = DefaultRuntime().name;
+  std::vector<std::string> with;  // co-located models, "path[:batch]"
   bool per_kernel = false;
   std::string format = "table";
   std::string model;
   std::string profile;
   std::string catalog;
-  std::string fusion_profile = "ort-cuda";
+  std::string fusion_profile;  // empty = the runtime's
   bool input_transfer = false;
 };
 
@@ -40,11 +47,16 @@ nlohmann::json ToJson(const ModelLatency& m, const LoadSnapshot& load, bool per_
                       const std::string& profile_source) {
   nlohmann::json j = {{"model", m.model},
                       {"gpu", m.gpu},
+                      {"runtime", m.runtime},
                       {"precision", PrecisionName(m.precision)},
                       {"batch", m.batch},
                       {"latency_ms", m.latency_ms},
                       {"throughput_samples_per_s", m.throughput_samples_per_s},
                       {"kernel_ms", m.kernel_ms},
+                      {"device_ms", m.device_ms},
+                      {"host_ms", m.host_ms},
+                      {"idle_ms", m.idle_ms},
+                      {"demand", m.demand},
                       {"sync_ms", m.sync_ms},
                       {"transfer_ms", m.transfer_ms},
                       {"kernels", m.kernels.size()},
@@ -68,6 +80,62 @@ nlohmann::json ToJson(const ModelLatency& m, const LoadSnapshot& load, bool per_
   return j;
 }
 
+// "models/vgg16.onnx:8" → (path, 8); no ":N" → (text, default_batch).
+Result<std::pair<std::string, int64_t>> ParseWith(const std::string& text, int64_t default_batch) {
+  const size_t colon = text.rfind(':');
+  if (colon == std::string::npos || colon + 1 >= text.size() ||
+      text.find_first_not_of("0123456789", colon + 1) != std::string::npos) {
+    return std::make_pair(text, default_batch);
+  }
+  int64_t batch = 0;
+  try {
+    batch = std::stoll(text.substr(colon + 1));
+  } catch (const std::exception&) {
+    batch = 0;
+  }
+  if (batch < 1) {
+    return Status::InvalidArgument("batch after ':' must be an integer >= 1", text,
+                                   "write MODEL.onnx or MODEL.onnx:BATCH");
+  }
+  return std::make_pair(text.substr(0, colon), batch);
+}
+
+struct Colocated {
+  ModelLatency alone;
+  double slowdown = 1;
+  double together_ms = 0;  // per batch
+};
+
+// Each model's slowdown beside all the others: s(u_i, Σ_{j≠i} u_j).
+std::vector<Colocated> Colocate(const std::vector<ModelLatency>& alone,
+                                const sched::ContentionModel& model) {
+  double total = 0;
+  for (const ModelLatency& m : alone) total += m.demand;
+  std::vector<Colocated> out;
+  for (const ModelLatency& m : alone) {
+    Colocated c;
+    c.alone = m;
+    c.slowdown = model.Slowdown(m.demand, total - m.demand);
+    c.together_ms = m.latency_ms * c.slowdown;
+    out.push_back(c);
+  }
+  return out;
+}
+
+nlohmann::json ColocationJson(const std::vector<Colocated>& together,
+                              const sched::ContentionModel& model) {
+  nlohmann::json models = nlohmann::json::array();
+  for (const Colocated& c : together) {
+    models.push_back({{"model", c.alone.model},
+                      {"batch", c.alone.batch},
+                      {"alone_ms", c.alone.latency_ms},
+                      {"demand", c.alone.demand},
+                      {"together_ms", c.together_ms},
+                      {"slowdown", c.slowdown}});
+  }
+  return {{"kappa", model.kappa}, {"models", models}};
+}
+
 int Run(const PredictFlags& f) {
   auto catalog = GpuCatalog::Load(f.catalog);
   if (!catalog.ok()) return Fail(catalog.status());
@@ -75,15 +143,20 @@ int Run(const PredictFlags& f) {
   if (!gpu.ok()) return Fail(gpu.status().WithContext("--gpu"));
   auto load = ParseLoadFlag(f.load);
   if (!load.ok()) return Fail(load.status());
-  auto precision = ParsePrecision(f.precision);
-  if (!precision.ok()) return Fail(precision.status().WithContext("--precision"));
+  auto runtime = FindRuntime(f.runtime);
+  if (!runtime.ok()) return Fail(runtime.status().WithContext("--runtime"));
   if (f.batch < 1) {
     return Fail(Status::InvalidArgument("--batch must be >= 1", "--batch"));
   }
 
   PredictOptions opt;
-  opt.precision = *precision;
-  opt.include_input_transfer = f.input_transfer;
+  opt.runtime = *runtime;
+  if (!f.precision.empty()) {
+    auto precision = ParsePrecision(f.precision);
+    if (!precision.ok()) return Fail(precision.status().WithContext("--precision"));
+    opt.precision = *precision;
+  }
+  if (f.input_transfer) opt.include_input_transfer = true;
   std::string profile_source = "derived from datasheet";
   if (!f.profile.empty()) {
     auto p = LoadMicrobenchmarkProfile(f.profile, *catalog);
@@ -108,26 +181,45 @@ int Run(const PredictFlags& f) {
 
   KernelListOptions ko;
   ko.batch = f.batch;
-  ko.profile = f.fusion_profile;
+  if (!f.fusion_profile.empty()) opt.runtime.fusion_profile = f.fusion_profile;
   if (!f.input_shape.empty()) {
     auto shape = ParseInputShape(f.input_shape);
     if (!shape.ok()) return Fail(shape.status().WithContext("--input-shape"));
     ko.input_shape = *shape;
   }
-  auto kl = BuildKernelList(f.onnx, ko);
+  auto kl = BuildRuntimeKernelList(f.onnx, ko, opt.runtime);
   if (!kl.ok()) return Fail(kl.status());
   auto m = PredictModel(*kl, **gpu, *load, opt);
   if (!m.ok()) return Fail(m.status());
 
+  // Co-located models: each predicted alone on the same GPU, runtime and load, then slowed by
+  // the others' demand.
+  std::vector<ModelLatency> alone = {*m};
+  for (const std::string& w : f.with) {
+    auto parsed = ParseWith(w, f.batch);
+    if (!parsed.ok()) return Fail(parsed.status().WithContext("--with"));
+    KernelListOptions wo = ko;
+    wo.batch = parsed->second;
+    wo.input_shape.clear();
+    auto wkl = BuildRuntimeKernelList(parsed->first, wo, opt.runtime);
+    if (!wkl.ok()) return Fail(wkl.status().WithContext("--with"));
+    auto wm = PredictModel(*wkl, **gpu, *load, opt);
+    if (!wm.ok()) return Fail(wm.status().WithContext("--with"));
+    alone.push_back(*wm);
+  }
+  const std::vector<Colocated> together = Colocate(alone, sched::ContentionModel{});
+
   if (f.format == "json") {
-    std::printf("%s\n", ToJson(*m, *load, f.per_kernel, profile_source).dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    nlohmann::json j = ToJson(*m, *load, f.per_kernel, profile_source);
+    if (!f.with.empty()) j["colocation"] = ColocationJson(together, sched::ContentionModel{});
+    std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return 0;
   }
   std::string out;
   out += fmt::format("model       {}\n", m->model);
   out += fmt::format("gpu         {} ({})\n", (*gpu)->id, (*gpu)->name);
-  out += fmt::format("precision   {}   batch {}   kernels {}\n", PrecisionName(m->precision),
-                     m->batch, m->kernels.size());
+  out += fmt::format("runtime     {}   precision {}   batch {}   kernels {}\n", m->runtime,
+                     PrecisionName(m->precision), m->batch, m->kernels.size());
   out += fmt::format("load        sm_active {:.2f}  dram_active {:.2f}\n",
                      load->EffectiveSmActive(), load->EffectiveDramActive());
   out += fmt::format("profile     {}\n", profile_source);
@@ -135,6 +227,12 @@ int Run(const PredictFlags& f) {
                      "{:.3f})\n",
                      m->latency_ms, m->kernel_ms, m->sync_ms, m->transfer_ms);
   out += fmt::format("throughput  {:.1f} samples/s\n", m->throughput_samples_per_s);
+  out += fmt::format("timelines   host issue {:.3f} ms, GPU busy {:.3f} ms, GPU idle waiting for the "
+                     "host {:.3f} ms\n",
+                     m->host_ms, m->device_ms, m->idle_ms);
+  out += fmt::format("demand      {:.2f} of the GPU ({})\n", m->demand,
+                     m->idle_ms > m->device_ms ? "host-bound: the GPU waits for kernel launches"
+                                               : "device-bound");
   if (f.per_kernel) {
     out += fmt::format("\n{:>4}  {:<36} {:<14} {:>11} {:>11}  {}\n", "#", "KERNEL", "FAMILY",
                        "DEVICE_MS", "EFFECT_MS", "ESTIMATOR");
@@ -142,6 +240,19 @@ int Run(const PredictFlags& f) {
       out += fmt::format("{:>4}  {:<36} {:<14} {:>11.4f} {:>11.4f}  {}\n", k.index,
                          k.type.size() > 36 ? k.type.substr(0, 35) + "~" : k.type,
                          KernelFamilyName(k.family), k.device_ms, k.effective_ms, k.estimator);
+    }
+  }
+  if (!f.with.empty()) {
+    out += fmt::format("\nco-located on one {} (contention model kappa {:.2f}, "
+                       "sched/contention_model.h)\n",
+                       (*gpu)->id, sched::ContentionModel{}.kappa);
+    out += fmt::format("{:<28} {:>6} {:>11} {:>7} {:>13} {:>9}\n", "MODEL", "BATCH", "ALONE_MS",
+                       "DEMAND", "TOGETHER_MS", "SLOWDOWN");
+    for (const Colocated& c : together) {
+      const std::string name = c.alone.model.size() > 28 ? "~" + c.alone.model.substr(c.alone.model.size() - 27) : c.alone.model;
+      out += fmt::format("{:<28} {:>6} {:>11.3f} {:>7.2f} {:>13.3f} {:>9.3f}\n", name,
+                         c.alone.batch, c.alone.latency_ms, c.alone.demand, c.together_ms,
+                         c.slowdown);
     }
   }
   std::fputs(out.c_str(), stdout);
@@ -163,7 +274,13 @@ Command AddPredictCommand(CLI::App& parent) {
   c.app->add_option("--load", f->load,
                     "background load in DCGM terms, e.g. sm_active=0.6,dram_active=0.4 "
                     "(default idle)");
-  c.app->add_option("--precision", f->precision, "tf32 (default: ORT CUDA EP, TF32 tensor cores on Ampere+), fp32 (no TF32), fp16, or tensor (FP16 + tensor cores)");
+  c.app->add_option("--runtime", f->runtime,
+                    "ort-cuda (default), ort-cuda-graph, pytorch-eager or tensorrt: kernels, host "
+                    "costs, copies and default precision (docs/predictor.md)");
+  c.app->add_option("--precision", f->precision, "tf32 (TF32 tensor cores on Ampere+), tf32-conv (PyTorch: conv TF32, matmul FP32), fp32 (no TF32), fp16, or tensor (FP16 + tensor cores); default: the runtime's");
+  c.app->add_option("--with", f->with,
+                    "co-locate another model on the same GPU: B.onnx[:BATCH] (repeatable); "
+                    "prints each model's time alone and together");
   c.app->add_flag("--per-kernel", f->per_kernel, "print each kernel's time and estimator");
   c.app->add_option("--format", f->format, "table (default) or json")
       ->check(CLI::IsMember({"table", "json"}));
@@ -171,7 +288,7 @@ Command AddPredictCommand(CLI::App& parent) {
   c.app->add_option("--profile", f->profile,
                     "microbenchmark profile of the GPU (docs/microbenchmark-profile.md)");
   c.app->add_option("--catalog", f->catalog, "GPU catalog YAML (default: built-in)");
-  c.app->add_option("--fusion-profile", f->fusion_profile, "ort-cuda (default), ort-cpu, none");
+  c.app->add_option("--fusion-profile", f->fusion_profile, "ort-cuda, ort-cpu, none (default: the runtime's)");
   c.app->add_flag("--input-transfer", f->input_transfer,
                   "add the host-to-device copy of the inputs to the latency");
   c.run = [f] { return Run(*f); };

@@ -43,7 +43,8 @@ struct ServeFlags {
   std::string kube_api;
   std::string catalog;
   std::string models = HASE_DATA_DIR "/../models";
-  std::string precision = PrecisionName(kDefaultPrecision);
+  std::string precision;  // empty = the runtime's default
+  std::string runtime = DefaultRuntime().name;
   std::string latency_table;
   std::string sync = "full";
 };
@@ -74,11 +75,9 @@ int Run(const ServeFlags& f) {
     if (!t.ok()) return Fail(t.status());
     oracle = *t;
   } else {
-    auto precision = ParsePrecision(f.precision);
-    if (!precision.ok()) return Fail(precision.status().WithContext("--precision"));
     sim::PredictorOracleOptions po;
     po.models_dir = f.models;
-    po.precision = *precision;
+    if (Status s = sim::SetRuntimeAndPrecision(f.runtime, f.precision, po); !s.ok()) return Fail(s);
     oracle = std::make_shared<sim::PredictorOracle>(*catalog, po);
   }
 
@@ -165,7 +164,8 @@ Command AddServeCommand(CLI::App& parent) {
   a.add_option("--kube-api", flags->kube_api, "Kubernetes API URL for bindings, e.g. http://127.0.0.1:8001");
   a.add_option("--catalog", flags->catalog, "GPU catalog YAML (default: built in)");
   a.add_option("--models", flags->models, "Directory of zoo .onnx models for the predictor oracle");
-  a.add_option("--precision", flags->precision, "Arithmetic the runtime uses for the predictor oracle: tf32 (default: ORT CUDA EP), fp32, fp16, tensor")->capture_default_str();
+  a.add_option("--precision", flags->precision, "Arithmetic for the predictor oracle: tf32, tf32-conv, fp32, fp16, tensor (default: the runtime's)");
+  a.add_option("--runtime", flags->runtime, "Inference runtime of tasks that name none: ort-cuda, ort-cuda-graph, pytorch-eager, tensorrt")->capture_default_str();
   a.add_option("--latency-table", flags->latency_table, "CSV model,gpu_type,per_batch_ms,demand,memory_mib instead of the predictor");
   a.add_option("--sync", flags->sync, "Journal durability: full (power-safe, default) or normal (crash-safe)")
       ->check(CLI::IsMember({"full", "normal"}));

@@ -29,7 +29,8 @@ struct SimulateFlags {
   std::string workload;
   std::string policy = "all";
   std::string truth = "analytic";
-  std::string precision = PrecisionName(kDefaultPrecision);
+  std::string precision;  // empty = the runtime's default
+  std::string runtime = DefaultRuntime().name;
   uint64_t seed = 1;
   std::string out;
   std::string models = HASE_DATA_DIR "/../models";
@@ -78,6 +79,14 @@ Status CheckModelsExist(const std::vector<sched::Task>& tasks, const sim::Predic
                         const std::string& workload, const std::string& models_dir) {
   std::set<std::string> seen;
   for (const sched::Task& t : tasks) {
+    if (!t.runtime.empty()) {
+      if (auto rt = FindRuntime(t.runtime); !rt.ok()) {
+        return Status::InvalidArgument(
+            fmt::format("task '{}': unknown runtime '{}'", t.name, t.runtime),
+            workload.empty() ? "<default workload>" : workload,
+            "use ort-cuda, ort-cuda-graph, pytorch-eager or tensorrt");
+      }
+    }
     if (!seen.insert(t.model).second) continue;
     const std::string path = oracle.ModelPath(t.model);
     std::error_code ec;
@@ -131,12 +140,9 @@ int Run(const SimulateFlags& f) {
     for (sched::Gpu& g : cluster->gpus) g.max_tasks = f.max_tasks_per_gpu;
   }
 
-  auto precision = ParsePrecision(f.precision);
-  if (!precision.ok()) return Fail(precision.status().WithContext("--precision"));
-
   sim::PredictorOracleOptions po;
   po.models_dir = f.models;
-  po.precision = *precision;
+  if (Status s = sim::SetRuntimeAndPrecision(f.runtime, f.precision, po); !s.ok()) return Fail(s);
   auto oracle = std::make_shared<sim::PredictorOracle>(*catalog, po);
   if (Status s = CheckModelsExist(*tasks, *oracle, f.workload, f.models); !s.ok()) return Fail(s);
   if (!f.out.empty()) {  // fail on an unusable --out now, not after a long run
@@ -206,7 +212,8 @@ Command AddSimulateCommand(CLI::App& parent) {
       ->capture_default_str();
   c.app->add_option("--truth", flags->truth, "truth model: analytic (prediction x seeded error), perfect (no error), table:FILE")
       ->capture_default_str();
-  c.app->add_option("--precision", flags->precision, "arithmetic the runtime uses: tf32 (default: ORT CUDA EP), fp32, fp16, tensor")->capture_default_str();
+  c.app->add_option("--precision", flags->precision, "arithmetic: tf32, tf32-conv, fp32, fp16, tensor (default: the runtime's)");
+  c.app->add_option("--runtime", flags->runtime, "inference runtime of tasks that name none: ort-cuda, ort-cuda-graph, pytorch-eager, tensorrt")->capture_default_str();
   c.app->add_option("--seed", flags->seed, "seed of the truth model's errors and of `random`")->capture_default_str()->check(NonNegativeInteger());
   c.app->add_option("--out", flags->out, "directory for report.json/csv, timing.csv, per-policy task CSVs and Gantt SVGs");
   c.app->add_option("--models", flags->models, "directory of zoo models (NAME.onnx)")->capture_default_str();

@@ -118,6 +118,21 @@ TEST(GpuCatalog, AmbiguousAliasIsRejected) {
       "    interconnect: i\n    tdp_w: 1\n    source: s\n";
   auto ok = GpuCatalog::FromYaml("gpus:\n  - id: A\n    name: A\n" + entry, "t");
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  // Optional clock facts: read when present, rejected above the boost clock.
+  auto clocks = GpuCatalog::FromYaml(
+      "gpus:\n  - id: A\n    name: A\n    base_clock_mhz: 0.5\n"
+      "    fp32_sustained_clock_mhz: 0.75\n" + entry, "t");
+  ASSERT_TRUE(clocks.ok()) << clocks.status().ToString();
+  EXPECT_DOUBLE_EQ(clocks->gpus()[0].base_clock_mhz, 0.5);
+  EXPECT_DOUBLE_EQ(clocks->gpus()[0].fp32_sustained_clock_mhz, 0.75);
+  EXPECT_DOUBLE_EQ(ok->gpus()[0].base_clock_mhz, 0);  // absent = unknown
+  auto fast = GpuCatalog::FromYaml(
+      "gpus:\n  - id: A\n    name: A\n    base_clock_mhz: 2\n" + entry, "t");
+  ASSERT_FALSE(fast.ok());
+  EXPECT_TRUE(fast.status().IsInvalidArgument());
+  auto word = GpuCatalog::FromYaml(
+      "gpus:\n  - id: A\n    name: A\n    fp32_sustained_clock_mhz: fast\n" + entry, "t");
+  EXPECT_TRUE(word.status().IsInvalidArgument());
   auto amb = GpuCatalog::FromYaml(
       "gpus:\n  - id: A\n    name: A\n    aliases: [zz]\n" + entry +
           "  - id: B\n    name: B\n    aliases: [ZZ]\n" + entry,

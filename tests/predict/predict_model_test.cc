@@ -54,15 +54,45 @@ TEST(PredictModel, SumsKernelsDispatchSyncAndTransfer) {
   auto m = PredictModel(kl, t4, LoadSnapshot::Idle(), opt);
   ASSERT_TRUE(m.ok()) << m.status().ToString();
   ASSERT_EQ(m->kernels.size(), 3u);
+  const double h2d = 4816896.0 / 1e7;
   EXPECT_EQ(m->kernels[0].estimator, "fixed");
-  EXPECT_DOUBLE_EQ(m->kernels[0].effective_ms, 1.0);
+  // The GPU waits 0.01 ms for the first launch, then runs the 1 ms conv; the host issues the
+  // second kernel long before the conv ends, so that one adds only its device time.
+  EXPECT_NEAR(m->kernels[0].effective_ms, 1.01, 1e-12);
   EXPECT_EQ(m->kernels[1].estimator, "analytic");  // fallback
-  EXPECT_DOUBLE_EQ(m->kernels[1].effective_ms, 0.01);  // tiny kernel: dispatch-bound
-  EXPECT_DOUBLE_EQ(m->kernels[2].effective_ms, 0.0);   // view: no launch
-  EXPECT_EQ(m->fallback_kernels, 2);
-  EXPECT_NEAR(m->transfer_ms, 4816896.0 / 1e7, 1e-12);
-  EXPECT_NEAR(m->latency_ms, 1.0 + 0.01 + 0.02 + 4816896.0 / 1e7, 1e-12);
+  EXPECT_NEAR(m->kernels[1].effective_ms, m->kernels[1].device_ms, 1e-12);
+  EXPECT_DOUBLE_EQ(m->kernels[2].effective_ms, 0.0);   // view: no launch, not estimated
+  EXPECT_EQ(m->kernels[2].estimator, "none (view)");
+  EXPECT_EQ(m->fallback_kernels, 1);
+  EXPECT_NEAR(m->transfer_ms, h2d, 1e-12);
+  EXPECT_NEAR(m->host_ms, 0.02, 1e-12);
+  EXPECT_NEAR(m->idle_ms, 0.01, 1e-12);
+  EXPECT_NEAR(m->device_ms, 1.0 + m->kernels[1].device_ms, 1e-12);
+  EXPECT_NEAR(m->latency_ms, h2d + 0.01 + 1.0 + m->kernels[1].device_ms + 0.02, 1e-12);
+  EXPECT_NEAR(m->demand, m->device_ms / m->latency_ms, 1e-12);
   EXPECT_NEAR(m->throughput_samples_per_s, 8 * 1000.0 / m->latency_ms, 1e-9);
+}
+
+// 100 tiny kernels behind a 10 µs host issue cost each: the host timeline sets the latency
+// (1 ms + the last kernel + sync) and the GPU is busy a small fraction of it.
+TEST(PredictModel, TinyKernelsAreHostBound) {
+  auto cat = GpuCatalog::Builtin();
+  ASSERT_TRUE(cat.ok());
+  const GpuSpec& a100 = **cat->Find("A100-SXM4-40GB");
+  KernelList kl;
+  kl.model = "tiny";
+  for (int i = 0; i < 100; ++i) kl.kernels.push_back(K(i, KernelFamily::kElementwise, 10, 10));
+  PredictOptions opt;
+  opt.dispatch_us = 10;
+  opt.sync_us = 0;
+  auto m = PredictModel(kl, a100, LoadSnapshot::Idle(), opt);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  const double dev = m->kernels.back().device_ms;
+  EXPECT_LT(dev, 0.01);  // each kernel is shorter than its issue cost
+  EXPECT_NEAR(m->latency_ms, 1.0 + dev, 1e-9);
+  EXPECT_NEAR(m->host_ms, 1.0, 1e-12);
+  EXPECT_NEAR(m->demand, 100 * dev / (1.0 + dev), 1e-9);
+  EXPECT_LT(m->demand, 0.5);
 }
 
 TEST(PredictModel, EmptyListIsAnError) {

@@ -115,6 +115,16 @@ TEST(TaskJson, OutOfRangeUnknownAndOverlongFieldsAreRefused) {
   ASSERT_FALSE(typo.ok());
   EXPECT_NE(typo.status().ToString().find("num_batchs"), std::string::npos);
   EXPECT_NE(typo.status().ToString().find("num_batches"), std::string::npos);  // the hint
+  // Issue #11: a task may name the runtime it runs under; aliases resolve, unknown names are 400.
+  auto rt = TaskSpecFromJson(json{{"model", "resnet18"}, {"runtime", "torch"}});
+  ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+  EXPECT_EQ(rt->runtime, "pytorch-eager");
+  EXPECT_EQ(TaskSpecToJson(*rt)["runtime"], "pytorch-eager");
+  EXPECT_EQ(TaskRecord{.spec = *rt}.ToSchedTask().runtime, "pytorch-eager");
+  auto rt_bad = TaskSpecFromJson(json{{"model", "resnet18"}, {"runtime", "onnx"}});
+  ASSERT_FALSE(rt_bad.ok());
+  EXPECT_NE(rt_bad.status().ToString().find("task field 'runtime'"), std::string::npos);
+  EXPECT_TRUE(TaskSpecToJson(TaskSpec{.model = "m"})["runtime"].is_null());
   auto longer = TaskSpecFromJson(json{{"model", std::string(5000, 'm')}});
   ASSERT_FALSE(longer.ok());
   EXPECT_NE(longer.status().ToString().find("longer than 4096"), std::string::npos);

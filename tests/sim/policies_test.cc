@@ -128,7 +128,8 @@ TEST(HaseColocationTest, SharesOnlyOnPredictedGain) {
   r = RunPolicy("hase", c, {T(0, "m"), T(1, "m")}, light);
   ASSERT_TRUE(r.ok());
   EXPECT_DOUBLE_EQ(r->tasks[1].start_ms, 0.0);
-  EXPECT_NEAR(r->makespan_ms, 10.0 * (1 + 1.28 * 0.3), 1e-9);  // 13.84 < 20
+  // s = 1 + kappa · U · u / (1 − U) with u = U = 0.3 (contention_model.h): 11.65 < 20.
+  EXPECT_NEAR(r->makespan_ms, 10.0 * (1 + 1.28 * 0.3 * 0.3 / 0.7), 1e-9);
 }
 
 // Random heterogeneous instances: the makespan and every task's GPU type do not depend on the
@@ -229,7 +230,7 @@ TEST(BestKnownTest, FeasibleAndBetweenTheBoundAndThePolicies) {
 // heterogeneous instances with co-location, reservations and arrivals, the schedule is mostly
 // the one deciding every task on every pass gives (not always: a kept claim's planned start
 // is compared with a 1e-6 relative tolerance, and stage 1 ranks by estimates), the makespan
-// within 5 %, with fewer Schedule calls.
+// within 6 %, with fewer Schedule calls.
 TEST(HaseIncrementalTest, KeptWaitsMatchFullPasses) {
   int64_t full_decisions = 0, kept_decisions = 0;
   int identical = 0;
@@ -263,14 +264,16 @@ TEST(HaseIncrementalTest, KeptWaitsMatchFullPasses) {
       runs[inc] = Simulate(c, tasks, **p, truth, {});
       ASSERT_TRUE(runs[inc].ok());
     }
-    EXPECT_NEAR(runs[1]->makespan_ms, runs[0]->makespan_ms, 0.05 * runs[0]->makespan_ms)
+    EXPECT_NEAR(runs[1]->makespan_ms, runs[0]->makespan_ms, 0.06 * runs[0]->makespan_ms)
         << "seed " << seed;
     if (std::abs(runs[1]->makespan_ms - runs[0]->makespan_ms) <= 1e-6) ++identical;
     full_decisions += runs[0]->decisions.count();
     kept_decisions += runs[1]->decisions.count();
   }
   EXPECT_LT(kept_decisions, full_decisions);
-  EXPECT_GE(identical, 8);  // measured: 9 of 12 identical, the others within 2.6 %
+  // Measured with the demand-driven contention model: 8 of 12 identical, the others within
+  // 5.3 % (seed 1: the kept waits 5.3 % shorter), 2.0 %, 0.5 %, 0.2 %.
+  EXPECT_GE(identical, 8);
 }
 
 // The LP relaxation is solved on a workload with profiles spanning many decades (seconds-long

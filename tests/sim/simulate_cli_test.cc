@@ -115,6 +115,28 @@ TEST(SimulateCliTest, OversizedTaskIsRejectedNotHung) {
   EXPECT_NE(r.err.find("99999 MiB"), std::string::npos) << r.err;
 }
 
+// Issue #11: a workload task may name its runtime (the oracle prices it apart), and an
+// unknown runtime is one error naming the task.
+TEST(SimulateCliTest, PerTaskRuntime) {
+  const std::string d = TempDir("runtime");
+  {
+    std::ofstream(d + "/w.yaml")
+        << "tasks:\n  - {name: eager, model: resnet18, batch_size: 1, num_batches: 100, runtime: pytorch-eager}\n"
+           "  - {name: ort, model: resnet18, batch_size: 1, num_batches: 100}\n";
+    std::ofstream(d + "/bad.yaml")
+        << "tasks:\n  - {name: t0, model: resnet18, runtime: onnx}\n";
+  }
+  auto r = RunCommand(HaseBin() + " simulate --policy hase --truth perfect --no-gantt --workload " +
+                      d + "/w.yaml --out " + d + "/out");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(Slurp(d + "/out/tasks_hase.csv").find("eager,resnet18"), std::string::npos);
+  auto bad = RunCommand(HaseBin() + " simulate --workload " + d + "/bad.yaml");
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("task 't0': unknown runtime 'onnx'"), std::string::npos) << bad.err;
+  auto badflag = RunCommand(HaseBin() + " simulate --runtime onnx");
+  EXPECT_EQ(badflag.exit_code, 2) << badflag.err;
+}
+
 // The Alibaba GPU trace (v2023) at small scale: tools/alibaba_to_hase.py builds the full
 // cluster (1 213 nodes, 6 212 GPUs) and 2 000 tasks from the pod list; hase and rr complete
 // every task and hase is no slower than rr. (The 100 000-task run is in docs/scheduler.md.)

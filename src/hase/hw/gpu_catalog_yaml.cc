@@ -1,6 +1,8 @@
 // The one adapter between yaml-cpp and GpuCatalog: converts YAML exceptions to Status.
 #include <yaml-cpp/yaml.h>
 
+#include <utility>
+
 #include "hase/hw/gpu_catalog.h"
 
 namespace hase {
@@ -45,6 +47,11 @@ Result<GpuSpec> ParseEntry(const YAML::Node& e, const std::string& where) {
   HASE_RETURN_IF_ERROR(Get(e, "compute_capability", w, &g.compute_capability));
   HASE_RETURN_IF_ERROR(Get(e, "sms", w, &g.sms));
   HASE_RETURN_IF_ERROR(Get(e, "boost_clock_mhz", w, &g.boost_clock_mhz));
+  // Optional clock facts (0 = unknown); see docs/gpu-catalog.md.
+  for (auto [key, out] : {std::pair{"base_clock_mhz", &g.base_clock_mhz},
+                          std::pair{"fp32_sustained_clock_mhz", &g.fp32_sustained_clock_mhz}}) {
+    if (e[key] && !e[key].IsNull()) HASE_RETURN_IF_ERROR(Get(e, key, w, out));
+  }
   HASE_RETURN_IF_ERROR(Get(e, "fp32_tflops", w, &g.fp32_tflops));
   HASE_RETURN_IF_ERROR(Get(e, "fp16_tflops", w, &g.fp16_tflops));
   HASE_RETURN_IF_ERROR(Get(e, "tensor_fp16_tflops", w, &g.tensor_fp16_tflops));
@@ -65,6 +72,12 @@ Result<GpuSpec> ParseEntry(const YAML::Node& e, const std::string& where) {
   }
   if (g.fp16_tflops < 0 || g.tensor_fp16_tflops < 0 || g.l2_mib < 0 || g.tdp_w < 0) {
     return Status::InvalidArgument("peaks, L2 and TDP must not be negative", At(w, e));
+  }
+  if (g.base_clock_mhz < 0 || g.base_clock_mhz > g.boost_clock_mhz ||
+      g.fp32_sustained_clock_mhz < 0 || g.fp32_sustained_clock_mhz > g.boost_clock_mhz) {
+    return Status::InvalidArgument(
+        "base_clock_mhz and fp32_sustained_clock_mhz must lie in 0..boost_clock_mhz", At(w, e),
+        "omit a clock that is not known");
   }
   return g;
 }

@@ -17,7 +17,14 @@ struct GpuSpec {
   std::string chip;                  // "GA100"
   std::string compute_capability;    // "8.0"
   int sms = 0;                       // streaming multiprocessors
-  double boost_clock_mhz = 0;        // MHz
+  double boost_clock_mhz = 0;        // MHz, datasheet boost clock (the clock the peaks assume)
+  double base_clock_mhz = 0;         // MHz, datasheet base clock: the clock NVIDIA guarantees
+                                     // under any load within the power limit (GPU Boost); 0 =
+                                     // not in the catalog. Optional in data/gpus.yaml.
+  double fp32_sustained_clock_mhz = 0;  // MHz, clock the board sustains under dense FP32
+                                        // CUDA-core math (SGEMM) at its power limit, where a
+                                        // source gives it (data/gpus.yaml `source` says which);
+                                        // 0 = not known: SustainedClockFraction's rule applies.
   double fp32_tflops = 0;            // peak FP32, TFLOP/s (FMA = 2 FLOP), dense
   double fp16_tflops = 0;            // peak FP16 on CUDA cores, TFLOP/s; 0 = no native FP16
   double tensor_fp16_tflops = 0;     // peak FP16 tensor-core TFLOP/s, dense, FP32 accumulate;

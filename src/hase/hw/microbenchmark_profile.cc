@@ -16,7 +16,23 @@ namespace hase {
 double SustainedClockFraction(const GpuSpec& spec) {
   if (spec.tdp_w <= 0 || spec.sms <= 0) return 1.0;
   const double w_per_sm = spec.tdp_w / spec.sms;
-  return std::min(1.0, std::cbrt(w_per_sm / ProfileEfficiency::kWattsPerSmAtBoost));
+  const double power_rule = std::cbrt(w_per_sm / ProfileEfficiency::kWattsPerSmAtBoost);
+  const double floor = spec.base_clock_mhz > 0 && spec.boost_clock_mhz > 0
+                           ? spec.base_clock_mhz / spec.boost_clock_mhz
+                           : 0.0;
+  return std::clamp(power_rule, std::min(floor, 1.0), 1.0);
+}
+
+double Fp32SustainedClockFraction(const GpuSpec& spec) {
+  if (spec.fp32_sustained_clock_mhz > 0 && spec.boost_clock_mhz > 0) {
+    return std::min(1.0, spec.fp32_sustained_clock_mhz / spec.boost_clock_mhz);
+  }
+  return SustainedClockFraction(spec);
+}
+
+double Fp32IssueFraction(const GpuSpec& spec) {
+  const std::string& cc = spec.compute_capability;
+  return cc == "8.6" || cc == "8.7" || cc == "8.9" ? ProfileEfficiency::kFp32DualIssue : 1.0;
 }
 
 MicrobenchmarkProfile DerivedProfile(const GpuSpec& spec) {
@@ -28,7 +44,8 @@ MicrobenchmarkProfile DerivedProfile(const GpuSpec& spec) {
   p.measured = false;
   p.dram_bandwidth_gbps = E::kDram * spec.memory_bandwidth_gbps;
   p.l2_bandwidth_gbps = E::kL2OverDram * spec.memory_bandwidth_gbps;
-  p.fp32_tflops = E::kFp32 * clock * spec.fp32_tflops;
+  p.fp32_tflops =
+      E::kFp32 * Fp32SustainedClockFraction(spec) * Fp32IssueFraction(spec) * spec.fp32_tflops;
   p.fp16_tflops = E::kFp16 * clock * spec.fp16_tflops;
   p.tensor_fp16_tflops = E::kTensor * clock * spec.tensor_fp16_tflops;
   p.tensor_tf32_tflops = E::kTensor * clock * spec.tensor_tf32_tflops();

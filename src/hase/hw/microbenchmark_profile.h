@@ -50,19 +50,48 @@ struct ProfileEfficiency {
   // Board power per SM at which a GPU sustains its boost clock under dense math, W. Below it the
   // power limit lowers the clock: see SustainedClockFraction.
   static constexpr double kWattsPerSmAtBoost = 4.0;
+  // Fraction of the listed FP32 peak that FP32 GEMM can issue on GA10x / AD10x (compute
+  // capability 8.6, 8.7, 8.9). Their listed peak counts 128 FP32 lanes per SM: per SM partition
+  // one 16-lane FP32 datapath plus one 16-lane datapath that runs FP32 *or* INT32 (NVIDIA Ampere
+  // GA102 GPU Architecture whitepaper, "GA10x SM"; Ada whitepaper, same SM layout), fed by one
+  // warp instruction per clock. A 32-thread FFMA then has to issue every clock with no slot left
+  // for loads, address or loop instructions, so even NVIDIA's shader mix (36 INT32 per 100 FP32
+  // instructions, Turing whitepaper) caps it at 1 / 1.36 = 0.735. The value 0.58 is fitted on the
+  // one same-shape FP32 GEMM pair in ../shared: bencyq_hase performance_kernel_times.json,
+  // torch.matmul 1024x1024x1024 fp32, RTX A6000 (GA102) 0.1238 ms vs A100-SXM4-40GB 0.1401 ms:
+  // (0.1401 / 0.1238) x (19.5 x c_A100) / (38.7 x c_A6000) = 0.577, c = SustainedClockFraction
+  // (0.975, 0.963), assuming both reach the same share of their issuable peak on that shape.
+  static constexpr double kFp32DualIssue = 0.58;
 };
 
-// Fraction of the boost clock a GPU sustains under dense FP32/FP16/tensor math, limited by its
-// board power:  min(1, (tdp_w / (sms × kWattsPerSmAtBoost))^(1/3)).
+// Fraction of the boost clock a GPU sustains under dense FP16/tensor math, limited by its board
+// power:  clamp((tdp_w / (sms × kWattsPerSmAtBoost))^(1/3), base_clock_mhz / boost_clock_mhz, 1).
 // The cube root: dynamic power ∝ f·V² with V roughly ∝ f in the DVFS range, so P ∝ f³.
 // kWattsPerSmAtBoost = 4.0 W/SM is set from the T4 (70 W, 40 SMs = 1.75 W/SM) sustaining about
-// 1.2 GHz of its 1.59 GHz boost under tensor load (0.76 = (1.75/4.0)^(1/3)). Effect: 1 for most
+// 1.2 GHz of its 1.59 GHz boost under tensor load (0.76 = (1.75/4.0)^(1/3); DeepBench fp16_mixed
+// GEMMs >= 2e10 FLOP, T4 vs V100-SXM2 share of dense tensor peak, same-shape median 0.769,
+// docs/gpu-catalog.md "Clocks"). The lower bound is
+// the datasheet base clock, which NVIDIA guarantees under any load within the power limit
+// (NVIDIA GPU Boost technology page: "every application ... runs at a guaranteed, minimum Base
+// Clock speed"); it applies only where the catalog lists base_clock_mhz. Effect: 1 for most
 // 250–700 W parts; T4 0.76, L4 0.68, A10 0.80, L40 0.81, RTX PRO 6000 Max-Q 0.74, RTX 4090 0.96.
 // 1 when tdp_w or sms is unknown (0).
 double SustainedClockFraction(const GpuSpec& spec);
 
+// Fraction of the boost clock a GPU sustains under dense FP32 CUDA-core math (SGEMM):
+// fp32_sustained_clock_mhz / boost_clock_mhz where the catalog gives that fact (T4: measured
+// FP32 GEMM in ../shared, docs/gpu-catalog.md "Clocks"), else SustainedClockFraction(spec).
+double Fp32SustainedClockFraction(const GpuSpec& spec);
+
+// Fraction of the listed FP32 peak FP32 GEMM can issue at a given clock: kFp32DualIssue on
+// compute capability 8.6 / 8.7 / 8.9 (GA10x, GA10B, AD10x), 1 elsewhere (one FP32 datapath per
+// partition, or FP32 and INT32 on separate pipes: Volta, Turing, GA100, Hopper). Blackwell
+// (12.x) is left at 1: no FP32 GEMM timing in ../shared to check it against.
+double Fp32IssueFraction(const GpuSpec& spec);
+
 // A profile derived from the datasheet: every figure = ProfileEfficiency factor × spec peak;
-// the compute peaks (FP32, FP16, tensor FP16 and TF32) are also scaled by SustainedClockFraction(spec).
+// fp32_tflops = kFp32 × Fp32SustainedClockFraction × Fp32IssueFraction × fp32 peak; the other
+// compute peaks (FP16, tensor FP16 and TF32) are scaled by SustainedClockFraction(spec).
 MicrobenchmarkProfile DerivedProfile(const GpuSpec& spec);
 
 // Parses one profile document (docs/microbenchmark-profile.md). Fields that are absent or 0

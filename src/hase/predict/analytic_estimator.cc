@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "hase/hw/l2_residency.h"
 #include "hase/predict/conv_algorithm.h"
 
 namespace hase {
@@ -79,8 +80,11 @@ Result<AnalyticEstimator::Terms> AnalyticEstimator::RooflineTerms(
   const double flops_per_ms = peak * 1e9 * eff * t.utilisation * sm_share;  // TFLOP/s → FLOP/ms
   t.compute_ms = k.flops > 0 ? k.flops / flops_per_ms : 0.0;
   const double bytes_scale = StorageScale(ctx.precision);
-  const double bytes_per_ms = p.dram_bandwidth_gbps * 1e6 * params_.memory_eff[fam] * dram_share;
-  t.memory_ms = static_cast<double>(k.dram_bytes()) * bytes_scale / bytes_per_ms;
+  // Input activations that fit in L2 are read at L2 bandwidth (hw/l2_residency.h).
+  t.memory_ms = MemoryTimeMs(
+      p, ctx.gpu.l2_mib, static_cast<double>(k.activation_bytes_read) * bytes_scale,
+      static_cast<double>(k.weight_bytes_read + k.bytes_written) * bytes_scale,
+      params_.memory_eff[fam] * dram_share);
   return t;
 }
 

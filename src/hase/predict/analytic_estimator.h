@@ -55,8 +55,8 @@ struct AnalyticParams {
       /*pooling*/ 0.50, /*normalization*/ 0.30, /*data_movement*/ 0.50, /*other*/ 0.30};
   // Fraction of the profile's DRAM bandwidth each family reaches.
   std::array<double, kNumKernelFamilies> memory_eff = {
-      /*conv [timm]*/ 0.782, /*grouped_conv [timm]*/ 1.00, /*gemm*/ 0.80,
-      /*elementwise [timm]*/ 1.00, /*pooling [timm]*/ 0.166, /*normalization [timm]*/ 1.00,
+      /*conv [timm]*/ 1.00, /*grouped_conv [timm]*/ 1.00, /*gemm*/ 0.80,
+      /*elementwise [timm]*/ 1.00, /*pooling [timm]*/ 0.192, /*normalization [timm]*/ 1.00,
       /*data_movement*/ 0.65, /*other*/ 0.50};
   // Extra factor on the tensor-core peak for conv/gemm under Precision::kTensor [timm]. With
   // conv compute_eff 0.80 and the derived profile's 0.75 this is 0.90 of the dense datasheet

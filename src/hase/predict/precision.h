@@ -19,13 +19,18 @@ enum class Precision {
             // EP does with an fp32 model by default (provider option use_tf32, default true:
             // onnxruntime/core/providers/cuda/cuda_execution_provider_info.h), and cuDNN convs
             // under PyTorch (torch.backends.cudnn.allow_tf32 defaults to True).
+  kTf32Conv,  // FP32 tensors; Conv on TF32 tensor cores (compute capability >= 8.0), Gemm/MatMul
+              // in FP32: PyTorch's defaults since 1.12 (torch.backends.cudnn.allow_tf32 = True,
+              // torch.backends.cuda.matmul.allow_tf32 = False; PyTorch "CUDA semantics", TF32
+              // section). PredictModel hands estimators kTf32 for conv kernels and kFp32 for the
+              // rest (EffectivePrecision), so estimators never see this value.
 };
 
 // The precision hase predicts with when none is given: kTf32 (ORT CUDA EP's default above).
 // On GPUs before Ampere it is identical to kFp32.
 constexpr Precision kDefaultPrecision = Precision::kTf32;
 
-// "fp32", "fp16", "tensor", "tf32" — the spelling used by flags, JSON and model files. Never
+// "fp32", "fp16", "tensor", "tf32", "tf32-conv" — the spelling used by flags, JSON and model files. Never
 // rename.
 const char* PrecisionName(Precision p);
 // Parses the spelling above (also accepts "amp" and "fp16-tensor" for kTensor).
@@ -35,5 +40,9 @@ Result<Precision> ParsePrecision(std::string_view s);
 // Bytes a tensor element occupies relative to FP32: 1 for kFp32 and kTf32 (FP32 storage),
 // 0.5 for kFp16 and kTensor (an fp32 graph run with FP16 tensors moves half the bytes).
 double StorageScale(Precision p);
+
+// The precision a kernel of `family_is_conv` runs in under `p`: kTf32Conv → kTf32 for conv
+// kernels, kFp32 otherwise; every other value unchanged.
+Precision EffectivePrecision(Precision p, bool family_is_conv);
 
 }  // namespace hase

@@ -1,13 +1,18 @@
-// PredictModel: model-level latency = composition of per-kernel predictions.
+// PredictModel: model-level latency = the host issue timeline composed with the device timeline,
+// kernel by kernel (one stream, in launch order).
 //
-// latency_ms = Σ_k max(device_ms_k, dispatch_ms)          (kernels on one stream, in order)
-//            + sync_ms                                    (one stream synchronisation per batch)
-//            + [input H2D copy] + [output D2H copy]       (only when asked)
-// device_ms_k comes from options.estimator (fallback: the analytic estimator); dispatch_ms is
-// the host-side cost to launch one kernel: while the GPU runs a kernel longer than that, the
-// host queues the next one, so only kernels shorter than the dispatch cost expose it.
-// throughput_samples_per_s = batch × 1000 / latency_ms. Formulas and constants:
-// docs/predictor.md.
+//   host:   t_h = batch_host + [H2D copy, the host waits for it]; per kernel t_h += host_k
+//   device: start_k = max(t_h after issuing k, end_{k-1})  (the GPU idles while the host issues)
+//           end_k   = start_k + device_ms_k                 (CUDA graph: end_{k-1} + node gap)
+//   latency_ms = max(t_h, end_last + [D2H copy]) + sync_ms
+// host_k = profile.launch_overhead_us + runtime.framework_us_per_kernel (0 inside a CUDA graph);
+// device_ms_k from options.estimator (fallback: the analytic estimator). A runtime whose host
+// cost per kernel exceeds its kernels' device time is host-bound: the GPU idles between kernels.
+// The same timeline gives the demand the scheduler's contention model uses:
+//   demand = Σ_k device_ms_k / latency_ms  (fraction of the batch the GPU is busy, ≈ SM_ACTIVE
+//            while it runs; ≤ 1)
+// throughput_samples_per_s = batch × 1000 / latency_ms. Formulas, runtime constants and their
+// sources: docs/predictor.md, "Model-level composition" and "Runtime profiles".
 #pragma once
 
 #include <cstdint>
@@ -21,23 +26,28 @@
 #include "hase/kernels/kernel.h"
 #include "hase/predict/kernel_latency_estimator.h"
 #include "hase/predict/precision.h"
+#include "hase/predict/runtime_profile.h"
 #include "hase/telemetry/load_snapshot.h"
 
 namespace hase {
 
 struct PredictOptions {
-  // Arithmetic the runtime uses (precision.h); default TF32 as ORT's CUDA EP.
-  Precision precision = kDefaultPrecision;
+  // How the model is run (runtime_profile.h): host costs, copies, default precision. The caller
+  // builds the kernel list for the same runtime (BuildRuntimeKernelList).
+  RuntimeProfile runtime = DefaultRuntime();
+  // Arithmetic the runtime uses (precision.h); nullopt = runtime.default_precision.
+  std::optional<Precision> precision;
   // Primary per-kernel estimator; nullptr = analytic only. Not owned; must outlive the call.
   const KernelLatencyEstimator* estimator = nullptr;
   // Achievable figures of the GPU; nullopt = DerivedProfile(gpu).
   std::optional<MicrobenchmarkProfile> profile;
-  // Add the host→device copy of the graph inputs (pinned memory, profile.h2d_gbps).
-  bool include_input_transfer = false;
-  // Add the device→host copy of the graph outputs (profile.d2h_gbps).
-  bool include_output_transfer = false;
-  // Host-side dispatch cost per kernel, µs; < 0 = profile.launch_overhead_us + the runtime's
-  // own per-kernel cost (AnalyticParams::runtime_dispatch_us, docs/predictor.md).
+  // Host→device copy of the graph inputs (profile.h2d_gbps) before the first kernel;
+  // nullopt = runtime.copies_io.
+  std::optional<bool> include_input_transfer;
+  // Device→host copy of the graph outputs (profile.d2h_gbps); nullopt = runtime.copies_io.
+  std::optional<bool> include_output_transfer;
+  // Host time to issue one kernel, µs; < 0 = profile.launch_overhead_us +
+  // runtime.framework_us_per_kernel (0 when the runtime replays a CUDA graph).
   double dispatch_us = -1;
   // Per-batch synchronisation cost, µs (cudaStreamSynchronize + runtime bookkeeping); < 0 =
   // AnalyticParams::sync_us.
@@ -50,18 +60,24 @@ struct KernelTime {
   std::string type;                         // Kernel::type
   KernelFamily family = KernelFamily::kOther;
   double device_ms = 0;                     // estimator's device time under load
-  double effective_ms = 0;                  // max(device_ms, dispatch): what it adds to latency
+  double effective_ms = 0;                  // what it adds to the device timeline: its device
+                                            // time plus the idle time waiting for the host
   std::string estimator;                    // which estimator produced device_ms
 };
 
 struct ModelLatency {
   std::string model;                        // KernelList::model
   std::string gpu;                          // GpuSpec::id
+  std::string runtime;                      // RuntimeProfile::name
   Precision precision = kDefaultPrecision;
   int64_t batch = 1;                        // KernelList::batch
   double latency_ms = 0;                    // per batch, all terms included
   double throughput_samples_per_s = 0;      // batch × 1000 / latency_ms
-  double kernel_ms = 0;                     // Σ effective_ms
+  double kernel_ms = 0;                     // Σ effective_ms: first kernel start to last end
+  double device_ms = 0;                     // Σ device_ms: time the GPU is busy with kernels
+  double host_ms = 0;                       // host issue time per batch (batch_host + Σ host_k)
+  double idle_ms = 0;                       // GPU idle between kernels, waiting for the host
+  double demand = 0;                        // device_ms / latency_ms, 0–1
   double sync_ms = 0;                       // per-batch synchronisation
   double transfer_ms = 0;                   // H2D + D2H when asked, else 0
   int fallback_kernels = 0;                 // kernels the primary estimator could not predict

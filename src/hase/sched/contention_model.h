@@ -1,38 +1,47 @@
 // ContentionModel: how co-located tasks slow each other down on one GPU.
 //
-// Model (documented in docs/scheduler.md, "Co-location"): a task i sharing a GPU with a set S
-// of other tasks, plus background load b (LoadSnapshot::EffectiveSmActive() of work hase does
-// not know about), progresses at rate 1 / s_i of its isolated speed, where
+// Without MPS, kernels of different processes do not overlap: the GPU time-slices between
+// contexts that have work. A task i that keeps the GPU busy a fraction u_i of its time alone
+// (its demand; the rest of each batch the GPU waits for i's host: launches, copies, Python)
+// only waits when its kernels find the GPU busy with someone else's. With U = the co-runners'
+// demands plus the background's SM activity (LoadSnapshot::EffectiveSmActive), i progresses at
+// 1 / s_i of its isolated speed, where
 //
-//     s_i = 1 + kappa × (b + Σ_{j ∈ S} demand_j)
+//     s_i = 1 + kappa × U × min(1, u_i / (1 − U))              (U < 1)
+//     s_i = 1 + kappa × U                                     (U ≥ 1: the GPU is saturated)
 //
-// demand_j ∈ (0, 1] is how much of the GPU task j keeps busy alone (TaskProfile::demand). Two
-// tasks that each saturate the GPU (demand 1) with kappa = 1 share it evenly (each at half
-// speed); small-batch tasks that leave the GPU mostly idle barely slow each other.
+// Derivation (docs/scheduler.md, "Co-location"): i's host time (1 − u_i) is untouched; its
+// device time u_i is served at the rate the others leave free, 1 − U, while the summed demand
+// stays below 1: s = (1 − u) + u / (1 − U) = 1 + u·U / (1 − U). Once u_i + U ≥ 1 the GPU is
+// saturated and time-slicing shares it in proportion to demand: s = 1 + U (continuous at
+// u + U = 1). kappa ≥ 1 charges time-slicing's own cost (context switches, cache and TLB
+// thrash) on top: two saturating tasks with kappa = 1 each run at half speed.
+// Consequences: light, host-bound inference tasks (demand 0.1–0.3) barely slow each other
+// (two at 0.2: s = 1.06 with kappa 1.28), saturating ones share the GPU.
 //
-// kappa is calibrated offline on ../shared/data/interference (tools/calibrate_interference.py,
-// its output committed in data/interference_calibration.txt): on Gavel's measured co-located
-// pairs (K80, P100, V100; training jobs, one GPU each), c_j = median over victims of s − 1
-// beside partner j is kappa × demand_j; the heaviest partners (90th percentile of c_j) are
-// taken to saturate the GPU (demand 1). Per GPU: K80 1.23, P100 1.08, V100 1.54; kKappaGavel
-// is their mean. kappa >= 1 means two saturating tasks together are no faster than one after
-// the other; co-location pays only for tasks that leave the GPU partly idle. The bencyq_hase
-// kernel-under-stressor data give a far lower apparent value (0.004–0.09), but its timings
-// include host↔device copies that a stressor does not slow, so it only cross-checks the sign.
+// kappa is calibrated on Gavel's measured co-located pairs (../shared/data/interference/gavel;
+// training jobs on K80/P100/V100) by tools/calibrate_interference.py, which fits kappa and each
+// job's demand jointly to this formula (output in data/interference_calibration.txt).
 #pragma once
+
+#include <algorithm>
 
 namespace hase::sched {
 
 // Calibrated by `python3 tools/calibrate_interference.py ../shared/data/interference` (see
 // data/interference_calibration.txt for the full output and the per-GPU values).
-inline constexpr double kKappaGavel = 1.28;
+inline constexpr double kKappaGavel = 1.15;
 
 struct ContentionModel {
-  double kappa = kKappaGavel;  // slowdown per unit of co-runners' demand, >= 0
+  double kappa = kKappaGavel;  // cost of time-slicing per unit of co-runners' demand, >= 0
 
-  // Slowdown factor (>= 1) of a task whose co-runners' demands (plus background) sum to
-  // `others_demand`.
-  double Slowdown(double others_demand) const { return 1.0 + kappa * others_demand; }
+  // Slowdown factor (>= 1) of a task of demand `own` (0–1) whose co-runners' demands plus the
+  // background's SM activity sum to `others` (>= 0). Monotone non-decreasing in both.
+  double Slowdown(double own, double others) const {
+    if (others <= 0) return 1.0;
+    const double share = others >= 1.0 ? 1.0 : std::min(1.0, std::max(0.0, own) / (1.0 - others));
+    return 1.0 + kappa * others * share;
+  }
 };
 
 }  // namespace hase::sched

@@ -15,7 +15,7 @@ double EarliestFinish::CompletionMs(const Task&, const GpuState& gpu,
                                     const CycleState& cycle) const {
   const TaskProfile& p = *cycle.profile[gpu.type];
   return StartMs(gpu, cycle) +
-         p.isolated_ms * oracle_.contention().Slowdown(gpu.background.EffectiveSmActive());
+         p.isolated_ms * oracle_.contention().Slowdown(p.demand, gpu.background.EffectiveSmActive());
 }
 
 double EarliestFinish::Score(const Task& task, const GpuState& gpu,

@@ -34,10 +34,10 @@ bool ClassCanHost(const Task& task, const ClusterState::GpuClass& c, const Cycle
 bool SharingGains(const GpuState& gpu, double demand, const ContentionModel& model,
                   double margin) {
   const double total = gpu.TotalDemand();
-  double without = 0, with = 1.0 / model.Slowdown(total);
+  double without = 0, with = 1.0 / model.Slowdown(demand, total);
   for (const RunningTask& r : gpu.running) {
-    without += 1.0 / model.Slowdown(total - r.demand);
-    with += 1.0 / model.Slowdown(total - r.demand + demand);
+    without += 1.0 / model.Slowdown(r.demand, total - r.demand);
+    with += 1.0 / model.Slowdown(r.demand, total - r.demand + demand);
   }
   return with > without * (1 + margin);
 }
@@ -76,7 +76,7 @@ HasePlugin::Placement HasePlugin::PredictOn(const Task& task, const GpuState& gp
   Placement pl;
   if (gpu.Idle()) {  // fast path: nothing to wait for, nobody to slow down
     pl.start_ms = now;
-    pl.end_ms = now + p.isolated_ms * model.Slowdown(gpu.background.EffectiveSmActive());
+    pl.end_ms = now + p.isolated_ms * model.Slowdown(p.demand, gpu.background.EffectiveSmActive());
     pl.gpu_finish_ms = pl.end_ms;
     return pl;
   }
@@ -138,14 +138,14 @@ HasePlugin::Placement HasePlugin::Estimate(const Task& task, const GpuState& gpu
   Placement best;
   best.start_ms = std::max(now, gpu.projected_finish_ms);
   best.not_before_ms = best.start_ms;
-  best.end_ms = best.start_ms + p.isolated_ms * model.Slowdown(bg);
+  best.end_ms = best.start_ms + p.isolated_ms * model.Slowdown(p.demand, bg);
   best.gpu_finish_ms = best.end_ms;
   // Sharing, now, when it is a predicted gain (the GPU's isolated-work throughput, Σ over its
   // tasks of 1 / slowdown, rises by colocation_margin) or, with short_wait_share, a short
   // task beside a long wait (what it suffers, iso × (slowdown − 1), bounds what it costs the
   // GPU). Predict's exact test compares drain times.
   const bool small_loss = options_.short_wait_share > 0 &&
-                          p.isolated_ms * (model.Slowdown(gpu.TotalDemand()) - 1) <=
+                          p.isolated_ms * (model.Slowdown(p.demand, gpu.TotalDemand()) - 1) <=
                               options_.short_wait_share * (best.start_ms - now);
   if (gpu.claims.empty() && gpu.FitsNow(MemoryNeedMib(task, p)) &&
       (small_loss || SharingGains(gpu, p.demand, model, options_.colocation_margin))) {
@@ -153,14 +153,16 @@ HasePlugin::Placement HasePlugin::Estimate(const Task& task, const GpuState& gpu
     Placement share;
     share.start_ms = now;
     share.not_before_ms = now;
-    const double wall = p.isolated_ms * model.Slowdown(total);
+    const double wall = p.isolated_ms * model.Slowdown(p.demand, total);
     share.end_ms = now + wall;
     double finish = share.end_ms;
     for (const RunningTask& r : gpu.running) {
-      const double s_j = model.Slowdown(total - r.demand);
+      const double s_j = model.Slowdown(r.demand, total - r.demand);
+      const double s_j_with = model.Slowdown(r.demand, total - r.demand + p.demand);
       const double rem = r.RemainingAt(now);
-      share.inflicted_ms += model.kappa * p.demand * std::min(rem, wall / s_j);
-      finish = std::max(finish, now + rem * s_j);
+      const double extra = (s_j_with - s_j) / s_j * std::min(rem * s_j, wall);
+      share.inflicted_ms += extra;
+      finish = std::max(finish, now + rem * s_j + extra);  // the co-runner ends later too
     }
     share.gpu_finish_ms = std::max(finish + share.inflicted_ms / std::max<size_t>(1, gpu.running.size()),
                                    gpu.projected_finish_ms);
@@ -247,8 +249,9 @@ bool HasePlugin::Rank(const Task& task, const ClusterState& state, CycleState& c
   for (const ClusterState::GpuClass& c : classes) {
     if (!ClassCanHost(task, c, cycle)) continue;
     const double iso = cycle.profile[c.type]->isolated_ms;
+    const double own = cycle.profile[c.type]->demand;
     for (const auto& [demand, g] : c.shareable) {
-      const double bound = cycle.now_ms + iso * model.Slowdown(demand);
+      const double bound = cycle.now_ms + iso * model.Slowdown(own, demand);
       const double th = theta();
       if (bound > th + 1e-9 * std::abs(th) + 1e-9) break;  // th = inf never stops
       if (state.gpus[g].reservation) continue;

@@ -23,6 +23,9 @@ std::string ModelFamily(const std::string& model) {
 }
 
 std::string ProfileKey(const Task& task) {
+  if (!task.runtime.empty()) {
+    return fmt::format("{}|{}|{}|{}", task.model, task.batch_size, task.input_size, task.runtime);
+  }
   return fmt::format("{}|{}|{}", task.model, task.batch_size, task.input_size);
 }
 

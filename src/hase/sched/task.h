@@ -22,13 +22,17 @@ struct Task {
   int priority = 0;         // higher runs first among waiting tasks; ties by arrival then id
   double memory_mib = 0;    // GPU memory the task needs, MiB; 0 = derive from the model
                             // (the oracle's TaskProfile::memory_mib)
+  std::string runtime;      // inference runtime the task runs under ("pytorch-eager";
+                            // predict/runtime_profile.h); empty = the oracle's default. `sched`
+                            // only passes it on: the oracle validates and prices it.
 };
 
 // "resnet50" → "resnet", "yolov8n" → "yolo", "mobilenet_v3_small" → "mobilenet",
 // "models/vgg16.onnx" → "vgg": the leading letters of the file stem; "other" if none.
 std::string ModelFamily(const std::string& model);
 
-// The part of a task its latency depends on: "model|batch|input". Oracles cache by it.
+// The part of a task its latency depends on: "model|batch|input", plus "|runtime" when the
+// task names one. Oracles cache by it.
 std::string ProfileKey(const Task& task);
 
 }  // namespace hase::sched

@@ -85,7 +85,7 @@ Timeline PredictTimeline(const GpuState& gpu, const ContentionModel& model, doub
     // starts one (a not_before step moves t to a strictly larger not_before).
     double dt = kInf;
     for (const Item& r : run) {
-      const double rate = 1.0 / model.Slowdown(total - r.demand);
+      const double rate = 1.0 / model.Slowdown(r.demand, total - r.demand);
       dt = std::min(dt, r.remaining / rate);
     }
     double next = t + dt;
@@ -101,7 +101,7 @@ Timeline PredictTimeline(const GpuState& gpu, const ContentionModel& model, doub
     }
     const double step = by_not_before ? next - t : dt;
     for (Item& r : run) {
-      const double rate = 1.0 / model.Slowdown(total - r.demand);
+      const double rate = 1.0 / model.Slowdown(r.demand, total - r.demand);
       const double own_dt = r.remaining / rate;
       if (!by_not_before && own_dt <= dt) {
         r.remaining = 0;  // this task ends now (exactly, whatever the rounding of t + dt)

@@ -1,3 +1,4 @@
+#include "hase/predict/runtime_profile.h"
 #include "hase/service/task_json.h"
 
 #include <algorithm>
@@ -57,7 +58,8 @@ struct FieldSpec {
 constexpr FieldSpec kFields[] = {
     {"key", 256},       {"name", 256},         {"model", 4096},     {"batch_size", 0},
     {"input_size", 0},  {"num_batches", 0},    {"samples", 0},      {"priority", 0},
-    {"memory_mib", 0},  {"gpus", 0},           {"command", 65536},  {"pod", 512}};
+    {"memory_mib", 0},  {"gpus", 0},           {"command", 65536},  {"pod", 512},
+    {"runtime", 64}};
 
 // Unknown keys (a misspelt "num_batchs" used to be ignored: the task ran 1 batch) and
 // over-long strings are refused at the door.
@@ -134,6 +136,12 @@ Result<TaskSpec> TaskSpecFromJson(const json& j) {
   s.gpus = static_cast<int>(gpus);
   HASE_ASSIGN_OR_RETURN(s.command, GetString(j, "command"));
   HASE_ASSIGN_OR_RETURN(s.pod, GetString(j, "pod"));
+  HASE_ASSIGN_OR_RETURN(s.runtime, GetString(j, "runtime"));
+  if (!s.runtime.empty()) {
+    Result<RuntimeProfile> rt = FindRuntime(s.runtime);
+    if (!rt.ok()) return Bad("runtime", "is not a runtime: use ort-cuda, ort-cuda-graph, pytorch-eager or tensorrt");
+    s.runtime = rt->name;
+  }
   return s;
 }
 
@@ -142,7 +150,7 @@ json TaskSpecToJson(const TaskSpec& s) {
               {"batch_size", s.batch_size}, {"input_size", s.input_size},
               {"num_batches", s.num_batches}, {"priority", s.priority},
               {"memory_mib", s.memory_mib}, {"gpus", s.gpus},    {"command", s.command},
-              {"pod", s.pod}};
+              {"pod", s.pod}, {"runtime", s.runtime.empty() ? json(nullptr) : json(s.runtime)}};
 }
 
 json TaskRecordToJson(const TaskRecord& r) {

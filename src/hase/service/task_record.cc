@@ -32,6 +32,7 @@ sched::Task TaskRecord::ToSchedTask() const {
   t.arrival_ms = submitted_s * 1000.0;
   t.priority = spec.priority;
   t.memory_mib = spec.memory_mib;
+  t.runtime = spec.runtime;
   return t;
 }
 

@@ -43,6 +43,7 @@ struct TaskSpec {
   int gpus = 1;             // GPUs wanted (Kubernetes nvidia.com/gpu); the daemon places 1
   std::string command;      // shell command the executor runs; "" = run by someone else
   std::string pod;          // "namespace/name" when the task came from the Kubernetes extender
+  std::string runtime;      // predict/runtime_profile.h name; "" = the daemon's --runtime
 };
 
 struct TaskRecord {

@@ -47,12 +47,21 @@ Result<TrueProfile> AnalyticTruth::Profile(const sched::Task& task,
   return t;
 }
 
-double AnalyticTruth::Interference(const sched::Task& victim, const sched::Task& other,
-                                   double other_demand, const sched::GpuType& type) const {
-  const double base = oracle_->contention().kappa * other_demand;
-  if (options_.pair_sigma == 0) return base;
-  const double z = HashedNormal(options_.seed ^ 0x7a11ull, victim.model, other.model, type.name);
-  return base * std::exp(options_.pair_sigma * z);
+double AnalyticTruth::Slowdown(const sched::Task& victim, double victim_demand,
+                              const CoRunners& others, double background,
+                              const sched::GpuType& type) const {
+  const sched::ContentionModel& model = oracle_->contention();
+  double co = 0;
+  for (const auto& [task, demand] : others) co += demand;
+  const double s = model.Slowdown(victim_demand, background + co);
+  if (options_.pair_sigma == 0 || co <= 0) return s;
+  const double e_bg = model.Slowdown(victim_demand, background) - 1.0;
+  double f = 0;
+  for (const auto& [task, demand] : others) {
+    const double z = HashedNormal(options_.seed ^ 0x7a11ull, victim.model, task->model, type.name);
+    f += demand / co * std::exp(options_.pair_sigma * z);
+  }
+  return 1.0 + e_bg + (s - 1.0 - e_bg) * f;
 }
 
 }  // namespace hase::sim

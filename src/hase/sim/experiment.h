@@ -26,7 +26,7 @@ struct ExperimentOptions {
   std::string truth = "analytic";
   uint64_t seed = 1;
   double error_sigma = 0.15;        // analytic truth: isolated-runtime error (lognormal sigma)
-  double pair_sigma = 0.59;         // analytic truth: pairwise interference noise
+  double pair_sigma = 0.185;        // analytic truth: pairwise interference noise
   sched::HaseOptions hase;          // hase's parameters
   int max_reservations = 1;         // hase: reservations at once (1 = EASY)
   bool best_known = true;           // compute the offline reference (best_known.h)

@@ -9,6 +9,19 @@
 
 namespace hase::sim {
 
+Status SetRuntimeAndPrecision(const std::string& runtime, const std::string& precision,
+                              PredictorOracleOptions& options) {
+  if (!precision.empty()) {
+    Result<Precision> p = ParsePrecision(precision);
+    if (!p.ok()) return p.status().WithContext("--precision");
+    options.precision = *p;
+  }
+  Result<RuntimeProfile> rt = FindRuntime(runtime);
+  if (!rt.ok()) return rt.status().WithContext("--runtime");
+  options.runtime = *rt;
+  return Status::OK();
+}
+
 std::string PredictorOracle::ModelPath(const std::string& model) const {
   if (model.size() > 5 && model.substr(model.size() - 5) == ".onnx") return model;
   return options_.models_dir + "/" + model + ".onnx";
@@ -31,12 +44,17 @@ Result<sched::TaskProfile> PredictorOracle::Profile(const sched::Task& task,
     auto it = kernels_.find(key);
     if (it != kernels_.end()) kl = it->second;
   }
+  RuntimeProfile runtime = options_.runtime;
+  if (!task.runtime.empty()) {
+    Result<RuntimeProfile> rt = FindRuntime(task.runtime);
+    if (!rt.ok()) return rt.status().WithContext("task " + task.name);
+    runtime = *rt;
+  }
   if (!kl) {
     KernelListOptions ko;
     ko.batch = task.batch_size;
     ko.input_shape = {3, task.input_size, task.input_size};
-    ko.profile = options_.fusion_profile;
-    Result<KernelList> built = BuildKernelList(ModelPath(task.model), ko);
+    Result<KernelList> built = BuildRuntimeKernelList(ModelPath(task.model), ko, runtime);
     kl = std::make_shared<const Result<KernelList>>(
         built.ok() ? std::move(built) : Result<KernelList>(built.status().WithContext(
                                             "model " + task.model)));
@@ -48,18 +66,17 @@ Result<sched::TaskProfile> PredictorOracle::Profile(const sched::Task& task,
     Result<const GpuSpec*> gpu = catalog_.Find(type.name);
     if (!gpu.ok()) return gpu.status();
     PredictOptions po;
+    po.runtime = runtime;
     po.precision = options_.precision;
     HASE_ASSIGN_OR_RETURN(ModelLatency ml,
                           PredictModel(**kl, **gpu, LoadSnapshot::Idle(), po));
-    double device = 0;
-    for (const KernelTime& k : ml.kernels) device += k.device_ms;
     double peak_act = 0;
     for (const Kernel& k : (*kl)->kernels) {
       peak_act = std::max(peak_act, static_cast<double>(k.activation_bytes_read + k.bytes_written));
     }
     sched::TaskProfile p;
     p.isolated_ms = ml.latency_ms;
-    p.demand = std::clamp(ml.latency_ms > 0 ? device / ml.latency_ms : 1.0, 0.05, 1.0);
+    p.demand = std::clamp(ml.demand, 0.01, 1.0);
     p.memory_mib = kRuntimeOverheadMib +
                    (4.0 * static_cast<double>((*kl)->total_parameters()) + 2.0 * peak_act) /
                        (1024.0 * 1024.0);

@@ -5,9 +5,11 @@
 // PredictModel (predict/predict_model.h). Both are cached; the table of per-batch latencies is
 // computed once per run. From one batch's prediction:
 //   isolated_ms = latency_ms per batch × num_batches
-//   demand      = Σ_k device_ms_k / latency_ms, clamped to [0.05, 1]: the fraction of the
-//                 batch time the GPU is busy with kernels (≈ DCGM SM_ACTIVE while it runs;
-//                 launch-bound small batches leave the GPU mostly idle).
+//   demand      = ModelLatency::demand (Σ_k device_ms_k / latency_ms of the host-bound
+//                 composition), at least 0.01: the fraction of the batch time the GPU is busy
+//                 with kernels (≈ DCGM SM_ACTIVE while it runs; host-bound small batches leave
+//                 the GPU mostly idle).
+// Task::runtime (when set) selects the runtime; an unknown name is InvalidArgument.
 //   memory_mib  = kRuntimeOverheadMib + (4 B × parameters + 2 × the largest kernel's input +
 //                 output activation bytes) / 2^20: fp32 weights resident, two activation
 //                 buffers live at once (ORT's arena reuses the rest), plus the CUDA context
@@ -25,6 +27,7 @@
 #include "hase/hw/gpu_catalog.h"
 #include "hase/kernels/kernel.h"
 #include "hase/predict/precision.h"
+#include "hase/predict/runtime_profile.h"
 #include "hase/sched/latency_oracle.h"
 
 namespace hase::sim {
@@ -33,10 +36,19 @@ inline constexpr double kRuntimeOverheadMib = 600;  // CUDA context + ORT arena,
 
 struct PredictorOracleOptions {
   std::string models_dir = "models";  // where zoo names are looked up
-  std::string fusion_profile = "ort-cuda";
-  Precision precision = kDefaultPrecision;  // arithmetic the runtime uses (predict/precision.h)
+  // How tasks without their own Task::runtime run (predict/runtime_profile.h): fusion profile,
+  // host costs, copies, default precision.
+  RuntimeProfile runtime = DefaultRuntime();
+  // Arithmetic; nullopt = each task's runtime's default precision (predict/precision.h).
+  std::optional<Precision> precision;
   sched::ContentionModel contention;  // the co-location model policies assume
 };
+
+// Sets options.runtime from a runtime name and options.precision from a precision name ("" =
+// the runtime's default), as the --runtime / --precision flags of simulate and serve give them.
+// Errors: InvalidArgument naming the flag.
+Status SetRuntimeAndPrecision(const std::string& runtime, const std::string& precision,
+                              PredictorOracleOptions& options);
 
 class PredictorOracle final : public sched::LatencyOracle {
  public:

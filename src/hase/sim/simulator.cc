@@ -167,7 +167,7 @@ void Sim::Progress() {
 void Sim::Reprice(int gpu) {
   const double now = state_.now_ms;
   const sched::GpuType& type = cluster_.types[cluster_.gpus[gpu].type];
-  const double bg = truth_.contention().kappa * state_.gpus[gpu].background.EffectiveSmActive();
+  const double bg = state_.gpus[gpu].background.EffectiveSmActive();
   std::vector<int>& ids = on_gpu_[gpu];
   for (int id : ids) {
     Run& r = runs_[id];
@@ -176,15 +176,13 @@ void Sim::Reprice(int gpu) {
   }
   for (int id : ids) {
     Run& r = runs_[id];
-    double s = 1.0 + bg;
+    TruthModel::CoRunners others;
     for (int other : ids) {
-      if (other != id) {
-        s += truth_.Interference(tasks_[id], tasks_[other], runs_[other].demand_true, type);
-      }
+      if (other != id) others.emplace_back(&tasks_[other], runs_[other].demand_true);
     }
-    r.slowdown = s;
+    r.slowdown = truth_.Slowdown(tasks_[id], r.demand_true, others, bg, type);
     ++r.version;
-    Push(now + r.remaining_true * s, Event::kCompletion, id, r.version);
+    Push(now + r.remaining_true * r.slowdown, Event::kCompletion, id, r.version);
   }
   // What the policy observes: the fraction done, and the rate it progresses at.
   for (sched::RunningTask& rt : state_.gpus[gpu].running) {

@@ -116,11 +116,22 @@ Result<TrueProfile> TableTruth::Profile(const sched::Task& task,
   return p;
 }
 
-double TableTruth::Interference(const sched::Task& victim, const sched::Task& other,
-                                double other_demand, const sched::GpuType& type) const {
-  auto it = slowdown_.find({victim.model, other.model, type.name});
-  if (it != slowdown_.end()) return it->second - 1.0;
-  return contention_.kappa * other_demand;
+double TableTruth::Slowdown(const sched::Task& victim, double victim_demand,
+                           const CoRunners& others, double background,
+                           const sched::GpuType& type) const {
+  double measured = contention_.Slowdown(victim_demand, background);
+  double co = 0;
+  bool all = true;
+  for (const auto& [task, demand] : others) {
+    co += demand;
+    auto it = slowdown_.find({victim.model, task->model, type.name});
+    if (it == slowdown_.end()) {
+      all = false;
+    } else {
+      measured += it->second - 1.0;
+    }
+  }
+  return all ? measured : contention_.Slowdown(victim_demand, background + co);
 }
 
 }  // namespace hase::sim

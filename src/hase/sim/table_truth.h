@@ -7,7 +7,7 @@
 //   resnet50,vgg16,A100-SXM4-40GB,1.7            victim's slowdown factor beside `other`
 // batch_size / input_size may be empty: the row then matches any (used when no exact row).
 // gpu_type is any spelling the GPU catalog resolves. Pairs absent from the table fall back to
-// the ContentionModel (kappa × demand of the co-runner).
+// the ContentionModel (contention_model.h).
 #pragma once
 
 #include <map>
@@ -31,8 +31,10 @@ class TableTruth final : public TruthModel {
 
   std::string Name() const override { return "table:" + where_; }
   Result<TrueProfile> Profile(const sched::Task& task, const sched::GpuType& type) const override;
-  double Interference(const sched::Task& victim, const sched::Task& other, double other_demand,
-                      const sched::GpuType& type) const override;
+  // The measured pairwise slowdowns, added up (1 + Σ_j (s_ij − 1) + the background's share)
+  // when every co-runner has a row; otherwise the contention model.
+  double Slowdown(const sched::Task& victim, double victim_demand, const CoRunners& others,
+                  double background, const sched::GpuType& type) const override;
   const sched::ContentionModel& contention() const override { return contention_; }
 
  private:
