@@ -157,8 +157,9 @@ AnalyticParams Fit(const std::vector<const Row*>& rows, const GpuCatalog& cat, A
   };
   // tensor_eff ≤ 1.5: with conv compute_eff 0.80 and the derived profile's 0.75, 0.9 of the dense
   // datasheet peak. tensor_conv_k_half is not fitted here (DeepBench fp16, analytic_estimator.h);
-  // fitted here as well it lands at 37–122 per leave-one-GPU-out fold and 97 on all rows, and the
-  // pooled leave-one-GPU-out figure gets slightly worse (R² 0.942 vs 0.945).
+  // fitted here as well (before main's sustained clocks were merged) it landed at 37–122 per
+  // leave-one-GPU-out fold and 97 on all rows, and the pooled figure got slightly worse (R² 0.942
+  // vs 0.945).
   std::vector<Knob> knobs = {
       {"tensor_eff", &p.tensor_eff, 0.01, 1.5},
       {"memory_eff[conv]", &p.memory_eff[conv], 0.01, 1},
