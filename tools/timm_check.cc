@@ -150,23 +150,34 @@ double Loss(const std::vector<const Row*>& rows, const GpuCatalog& cat, const An
 AnalyticParams Fit(const std::vector<const Row*>& rows, const GpuCatalog& cat, AnalyticParams p) {
   const int conv = static_cast<int>(KernelFamily::kConv);
   const int gconv = static_cast<int>(KernelFamily::kGroupedConv);
-  std::vector<std::pair<const char*, double*>> knobs = {
-      {"tensor_eff", &p.tensor_eff},
-      {"memory_eff[conv]", &p.memory_eff[conv]},
-      {"compute_eff[grouped_conv]", &p.compute_eff[gconv]},
-      {"memory_eff[grouped_conv]", &p.memory_eff[gconv]},
-      {"memory_eff[elementwise]", &p.memory_eff[static_cast<int>(KernelFamily::kElementwise)]},
-      {"memory_eff[pooling]", &p.memory_eff[static_cast<int>(KernelFamily::kPooling)]},
-      {"memory_eff[normalization]", &p.memory_eff[static_cast<int>(KernelFamily::kNormalization)]},
+  struct Knob {
+    const char* name;
+    double* v;
+    double lo, hi;  // search bounds
+  };
+  // tensor_eff ≤ 1.5: with conv compute_eff 0.80 and the derived profile's 0.75, 0.9 of the dense
+  // datasheet peak. tensor_conv_k_half is not fitted here (DeepBench fp16, analytic_estimator.h);
+  // fitted here as well (before main's sustained clocks were merged) it landed at 37–122 per
+  // leave-one-GPU-out fold and 97 on all rows, and the pooled figure got slightly worse (R² 0.942
+  // vs 0.945).
+  std::vector<Knob> knobs = {
+      {"tensor_eff", &p.tensor_eff, 0.01, 1.5},
+      {"memory_eff[conv]", &p.memory_eff[conv], 0.01, 1},
+      {"compute_eff[grouped_conv]", &p.compute_eff[gconv], 0.01, 1},
+      {"memory_eff[grouped_conv]", &p.memory_eff[gconv], 0.01, 1},
+      {"memory_eff[elementwise]", &p.memory_eff[static_cast<int>(KernelFamily::kElementwise)], 0.01, 1},
+      {"memory_eff[pooling]", &p.memory_eff[static_cast<int>(KernelFamily::kPooling)], 0.01, 1},
+      {"memory_eff[normalization]", &p.memory_eff[static_cast<int>(KernelFamily::kNormalization)],
+       0.01, 1},
   };
   double best = Loss(rows, cat, p);
   for (double step : {2.0, 1.4, 1.15, 1.05}) {
     for (int pass = 0; pass < 3; ++pass) {
       bool improved = false;
-      for (auto& [name, v] : knobs) {
+      for (auto& [name, v, lo, hi] : knobs) {
         for (double f : {step, 1 / step}) {
           const double old = *v;
-          *v = std::clamp(old * f, 0.01, name == std::string("tensor_eff") ? 1.5 : 1.0);
+          *v = std::clamp(old * f, lo, hi);
           const double l = Loss(rows, cat, p);
           if (l < best - 1e-9) {
             best = l;
@@ -181,7 +192,7 @@ AnalyticParams Fit(const std::vector<const Row*>& rows, const GpuCatalog& cat, A
   }
   std::printf("fitted parameters (mean squared log error %.4f on %zu fit rows):\n", best,
               rows.size());
-  for (auto& [name, v] : knobs) std::printf("  %-28s %.3f\n", name, *v);
+  for (const auto& k : knobs) std::printf("  %-28s %.3f\n", k.name, *k.v);
   return p;
 }
 
@@ -212,6 +223,42 @@ Metrics Report(const char* title, const std::vector<const Row*>& rows, const Gpu
 }
 
 }  // namespace
+// Two-parameter baseline at model level: batch time = c · FLOPs / tensor peak + d · bytes /
+// bandwidth (whole-model totals, FP16 bytes = half the FP32 cost-model bytes, datasheet figures),
+// c, d ≥ 0 by least squares on relative error over the fit rows. Returns samples/s per row.
+struct Baseline {
+  double c = 0, d = 0;
+};
+std::pair<double, double> BaselineTerms(const Row& r, const GpuCatalog& cat) {
+  const GpuSpec& g = **cat.Find(r.gpu_id);
+  const double peak = g.tensor_fp16_tflops > 0 ? g.tensor_fp16_tflops : g.fp32_tflops;
+  return {r.kl->total_flops() / (peak * 1e12),
+          0.5 * static_cast<double>(r.kl->total_dram_bytes()) / (g.memory_bandwidth_gbps * 1e9)};
+}
+Baseline FitBaseline(const std::vector<const Row*>& rows, const GpuCatalog& cat) {
+  double aa = 0, ab = 0, bb = 0, a = 0, b = 0;
+  for (const Row* r : rows) {
+    const double t = r->batch / r->samples_per_s;  // s per batch
+    auto [x, y] = BaselineTerms(*r, cat);
+    aa += x * x / (t * t), ab += x * y / (t * t), bb += y * y / (t * t), a += x / t, b += y / t;
+  }
+  auto loss = [&](double c, double d) {
+    return c * c * aa + 2 * c * d * ab + d * d * bb - 2 * c * a - 2 * d * b;
+  };
+  Baseline best{aa > 0 ? a / aa : 0, 0};
+  if (bb > 0 && loss(0, b / bb) < loss(best.c, 0)) best = {0, b / bb};
+  const double det = aa * bb - ab * ab;
+  if (det > 0) {
+    const double c = (a * bb - b * ab) / det, d = (b * aa - a * ab) / det;
+    if (c >= 0 && d >= 0 && loss(c, d) < loss(best.c, best.d)) best = {c, d};
+  }
+  return best;
+}
+double PredictBaseline(const Row& r, const GpuCatalog& cat, const Baseline& b) {
+  auto [x, y] = BaselineTerms(r, cat);
+  const double t = b.c * x + b.d * y;
+  return t > 0 ? r.batch / t : 1e-9;
+}
 
 int main(int argc, char** argv) {
   CLI::App app{"timm_check: hase model-level latency vs timm measured throughput"};
@@ -337,6 +384,7 @@ int main(int argc, char** argv) {
     std::map<std::string, std::vector<const Row*>> by_gpu;
     for (const Row& r : usable) by_gpu[r.gpu_id].push_back(&r);
     std::map<const Row*, AnalyticParams> params_of;
+    std::map<const Row*, Baseline> baseline_of;
     for (auto& [gpu, held] : by_gpu) {
       std::vector<const Row*> train;
       for (const Row& r : usable) {
@@ -346,25 +394,38 @@ int main(int argc, char** argv) {
                   train.size());
       const AnalyticParams p = Fit(train, *cat, params);
       Report(("HELD-OUT GPU " + gpu).c_str(), held, *cat, p, verbose);
-      for (const Row* r : held) params_of[r] = p;
+      const Baseline bl = FitBaseline(train, *cat);
+      std::printf("two-parameter baseline fitted on the same rows: c %.3f, d %.3f\n", bl.c, bl.d);
+      for (const Row* r : held) {
+        params_of[r] = p;
+        baseline_of[r] = bl;
+      }
     }
     // Pooled: every row predicted by the model fitted without its GPU.
-    std::map<std::string, std::vector<std::pair<double, double>>> by_family;
-    std::vector<std::pair<double, double>> pooled;
+    std::map<std::string, std::vector<std::pair<double, double>>> by_family, base_family;
+    std::vector<std::pair<double, double>> pooled, base_pooled;
     for (auto& [r, p] : params_of) {
       const double pred = Predict(*r, *cat, p);
-      by_family[r->family].push_back({pred, r->samples_per_s});
-      by_family["gpu " + r->gpu_id].push_back({pred, r->samples_per_s});
+      const double base = PredictBaseline(*r, *cat, baseline_of[r]);
+      for (const std::string& g : {std::string(r->family), "gpu " + r->gpu_id}) {
+        by_family[g].push_back({pred, r->samples_per_s});
+        base_family[g].push_back({base, r->samples_per_s});
+      }
       pooled.push_back({pred, r->samples_per_s});
+      base_pooled.push_back({base, r->samples_per_s});
     }
-    std::printf("\nLEAVE-ONE-GPU-OUT, pooled (each row predicted by the fit without its GPU)\n");
-    std::printf("  %-58s %5s %8s %8s %8s\n", "group", "n", "R2", "R2(log)", "MAPE%");
+    std::printf("\nLEAVE-ONE-GPU-OUT, pooled (each row predicted by the fit without its GPU; "
+                "base = two-parameter baseline fitted the same way)\n");
+    std::printf("  %-40s %5s %8s %8s %8s   | %8s %8s\n", "group", "n", "R2", "R2(log)", "MAPE%",
+                "base R2", "base MAPE%");
     for (auto& [f, v] : by_family) {
-      const Metrics m = Score(v);
-      std::printf("  %-58s %5d %8.3f %8.3f %8.1f\n", f.c_str(), m.n, m.r2, m.r2_log, m.mape);
+      const Metrics m = Score(v), bm = Score(base_family[f]);
+      std::printf("  %-40s %5d %8.3f %8.3f %8.1f   | %8.3f %8.1f\n", f.c_str(), m.n, m.r2,
+                  m.r2_log, m.mape, bm.r2, bm.mape);
     }
-    const Metrics m = Score(pooled);
-    std::printf("  %-58s %5d %8.3f %8.3f %8.1f\n", "ALL", m.n, m.r2, m.r2_log, m.mape);
+    const Metrics m = Score(pooled), bm = Score(base_pooled);
+    std::printf("  %-40s %5d %8.3f %8.3f %8.1f   | %8.3f %8.1f\n", "ALL", m.n, m.r2, m.r2_log,
+                m.mape, bm.r2, bm.mape);
     return m.r2 >= min_r2 ? 0 : 1;
   }
   if (!fit.empty()) {

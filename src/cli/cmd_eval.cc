@@ -7,6 +7,7 @@
 #include "hase/hw/gpu_catalog.h"
 #include <fmt/format.h>
 
+#include "hase/predict/analytic_estimator.h"
 #include "hase/predict/csv.h"
 #include "hase/predict/evaluation.h"
 #include "hase/predict/learned_model.h"
@@ -32,7 +33,12 @@ struct EvalArgs {
   size_t few_shot = 0;
   bool no_spec_features = false;
   std::string rows_out;
+  std::string estimator = "xgboost";
+  bool no_conv_algorithm = false;
 };
+
+int PrintReport(const EvalArgs& a, const std::vector<predict::EvalRow>& rows,
+                const std::string& title);
 
 int RunEval(const EvalArgs& a) {
   auto catalog = GpuCatalog::Load(a.catalog);
@@ -83,6 +89,21 @@ int RunEval(const EvalArgs& a) {
   }
   Result<std::vector<predict::EvalRow>> rows = Status::Internal("unset");
   predict::EvalStats stats;
+  if (a.estimator == "analytic") {
+    AnalyticParams params = DefaultAnalyticParams();
+    if (a.no_conv_algorithm) params.conv_algorithm = false;
+    rows = predict::ScoreAnalytic(data->rows, data->gpus, params);
+    if (!rows.ok()) return Fail(rows.status());
+    const std::string title =
+        "hase eval: analytic estimator (no training, DefaultAnalyticParams" +
+        std::string(a.no_conv_algorithm ? ", conv algorithm rule off" : "") + "), " +
+        std::to_string(rows->size()) + " scored rows; baseline fitted leave-one-GPU-out";
+    return PrintReport(a, *rows, title);
+  }
+  if (a.estimator != "xgboost") {
+    return Fail(Status::InvalidArgument("unknown estimator '" + a.estimator + "'", "--estimator",
+                                        "use xgboost or analytic"));
+  }
   if (*split == predict::SplitKind::kNone) {
     rows = predict::ScoreModel(model, data->rows, data->gpus);
   } else {
@@ -124,14 +145,21 @@ int RunEval(const EvalArgs& a) {
                " rows in total (excluded from scoring)";
     }
   }
-  std::printf("%s", predict::FormatEvalReport(*rows, title).c_str());
+  return PrintReport(a, *rows, title);
+}
+
+// Prints the report and, with --rows-out, writes every scored row.
+int PrintReport(const EvalArgs& a, const std::vector<predict::EvalRow>& rows,
+                const std::string& title) {
+  std::printf("%s", predict::FormatEvalReport(rows, title).c_str());
   if (!a.rows_out.empty()) {
-    std::string csv = "fold,source,gpu,family,op,dtype,flops,bytes,measured_ms,predicted_ms,where\n";
-    for (const auto& r : *rows) {
+    std::string csv =
+        "fold,source,gpu,family,op,dtype,flops,bytes,measured_ms,predicted_ms,baseline_ms,where\n";
+    for (const auto& r : rows) {
       const auto& s = r.sample;
-      csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", r.fold, s.source, r.gpu->id,
+      csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", r.fold, s.source, r.gpu->id,
                          KernelFamilyName(s.family), s.op, DTypeSize(s.dtype) == 2 ? "float16" : "float",
-                         s.flops, s.bytes, s.latency_ms, r.predicted_ms, s.where);
+                         s.flops, s.bytes, s.latency_ms, r.predicted_ms, r.baseline_ms, s.where);
     }
     Status st = predict::WriteTextFile(a.rows_out, csv);
     if (!st.ok()) return Fail(st);
@@ -172,6 +200,11 @@ Command AddEvalCommand(CLI::App& parent) {
                     "also write every scored row (measured, predicted) as CSV to FILE");
   c.app->add_flag("--no-spec-features", args->no_spec_features,
                   "retrain with raw datasheet GPU features missing (normalised ones only)");
+  c.app->add_option("--estimator", args->estimator,
+                    "xgboost (default: the learned model, retrained per fold) | analytic (the "
+                    "roofline model as is; baseline fitted leave-one-GPU-out)");
+  c.app->add_flag("--no-conv-algorithm", args->no_conv_algorithm,
+                  "with --estimator analytic: switch off the conv algorithm rule (ablation)");
   c.run = [args] { return RunEval(*args); };
   return c;
 }

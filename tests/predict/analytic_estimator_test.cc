@@ -109,6 +109,104 @@ TEST(AnalyticEstimator, Tf32IsFp32BeforeAmpere) {
               0.15);
 }
 
+// A dense conv with its shape (input [n, c, h, w], k filters r × s, stride 1, "same" padding),
+// FLOPs of the direct algorithm and FP32 bytes.
+Kernel ConvKernel(int64_t n, int64_t c, int64_t hw, int64_t k, int64_t r, int64_t stride = 1) {
+  Kernel kn;
+  kn.family = KernelFamily::kConv;
+  kn.type = "Conv";
+  kn.op_type = "Conv";
+  const int64_t o = hw / stride;
+  kn.inputs = {{"x", {n, c, hw, hw}, DType::kFloat}};
+  kn.weights = {{"w", {k, c, r, r}, DType::kFloat}};
+  kn.outputs = {{"y", {n, k, o, o}, DType::kFloat}};
+  kn.attributes["strides"] = {stride, stride};
+  kn.attributes["group"] = {1};
+  kn.flops = 2.0 * n * k * o * o * c * r * r;
+  kn.activation_bytes_read = 4 * n * c * hw * hw;
+  kn.weight_bytes_read = 4 * k * c * r * r;
+  kn.bytes_written = 4 * n * k * o * o;
+  return kn;
+}
+
+TEST(ConvAlgorithm, RuleFittedOnNeuSightAndDeepBench) {
+  const GpuSpec round = RoundGpu();  // no tensor cores in the spec
+  GpuSpec v100 = RoundGpu();
+  v100.tensor_fp16_tflops = 125;
+  v100.compute_capability = "7.0";
+  auto pick = [](const Kernel& k, Precision p, const GpuSpec& g) {
+    return PickConvAlgorithm(*ConvShapeOf(k), p, g);
+  };
+  // 3×3 stride 1 with ≥ 32 input channels: Winograd in FP32 (NeuSight: 82–86 % from C = 64).
+  EXPECT_EQ(pick(ConvKernel(8, 64, 56, 64, 3), Precision::kFp32, round), ConvAlgorithm::kWinograd);
+  EXPECT_EQ(pick(ConvKernel(8, 32, 56, 64, 3), Precision::kFp32, round), ConvAlgorithm::kWinograd);
+  // Too few channels, 1×1, 7×7, stride 2: implicit GEMM.
+  EXPECT_EQ(pick(ConvKernel(8, 16, 56, 64, 3), Precision::kFp32, round),
+            ConvAlgorithm::kImplicitGemm);
+  EXPECT_EQ(pick(ConvKernel(8, 64, 56, 256, 1), Precision::kFp32, round),
+            ConvAlgorithm::kImplicitGemm);
+  EXPECT_EQ(pick(ConvKernel(8, 3, 224, 64, 7, 2), Precision::kFp32, round),
+            ConvAlgorithm::kImplicitGemm);
+  EXPECT_EQ(pick(ConvKernel(8, 64, 56, 64, 3, 2), Precision::kFp32, round),
+            ConvAlgorithm::kImplicitGemm);
+  // Tensor cores (DeepBench fp16_mixed: always implicit precomputed GEMM), unless the channel
+  // count is not a multiple of 8; a GPU without tensor cores keeps Winograd under kTensor.
+  EXPECT_EQ(pick(ConvKernel(8, 64, 56, 64, 3), Precision::kTensor, v100),
+            ConvAlgorithm::kTensorCoreGemm);
+  EXPECT_EQ(pick(ConvKernel(8, 3, 224, 64, 7, 2), Precision::kTensor, v100),
+            ConvAlgorithm::kImplicitGemm);
+  EXPECT_EQ(pick(ConvKernel(8, 64, 56, 64, 3), Precision::kTensor, round),
+            ConvAlgorithm::kWinograd);
+  // TF32 needs compute capability 8: a V100 under kTf32 is FP32 → Winograd.
+  EXPECT_EQ(pick(ConvKernel(8, 64, 56, 64, 3), Precision::kTf32, v100), ConvAlgorithm::kWinograd);
+  Kernel dw = ConvKernel(8, 64, 56, 64, 3);
+  dw.family = KernelFamily::kGroupedConv;
+  dw.attributes["group"] = {64};
+  EXPECT_EQ(pick(dw, Precision::kFp32, round), ConvAlgorithm::kGrouped);
+  EXPECT_STREQ(ConvAlgorithmName(ConvAlgorithm::kWinograd), "winograd");
+}
+
+TEST(AnalyticEstimator, WinogradDoesFewerFlopsThanCounted) {
+  AnalyticParams a = UnitParams();
+  a.winograd_gain = 1.5;
+  AnalyticEstimator est(a);
+  // 8×64×56×56 → 64, 3×3: 2 × 8·64·56·56·64·9 = 1.8497e9 FLOP; at 1e10 FLOP/ms = 0.18497 ms
+  // direct, / 1.5 with Winograd = 0.12331 ms. Bytes: 2 × 6.4 MB + 147 kB ≈ 1.3e7 B → 0.026 ms.
+  const Kernel w = ConvKernel(8, 64, 56, 64, 3);
+  const double direct = w.flops / 1e10;
+  EXPECT_NEAR(direct, 0.1849688064, 1e-12);
+  EXPECT_NEAR(Ms(est, w, Precision::kFp32, LoadSnapshot::Idle()), direct / 1.5, 1e-9);
+  // 16 input channels: implicit GEMM, direct FLOPs.
+  const Kernel g = ConvKernel(8, 16, 56, 64, 3);
+  EXPECT_NEAR(Ms(est, g, Precision::kFp32, LoadSnapshot::Idle()), g.flops / 1e10, 1e-9);
+  // Rule off (the model before): direct FLOPs for both.
+  a.conv_algorithm = false;
+  EXPECT_NEAR(Ms(AnalyticEstimator(a), w, Precision::kFp32, LoadSnapshot::Idle()), direct, 1e-9);
+}
+
+TEST(AnalyticEstimator, TensorCoreConvEfficiencyByShape) {
+  AnalyticParams a = UnitParams();
+  a.tensor_conv_k_half = 128;
+  AnalyticEstimator est(a);
+  GpuSpec g = RoundGpu();
+  g.tensor_fp16_tflops = 100;
+  const MicrobenchmarkProfile p = RoundProfile();
+  auto ms = [&](const Kernel& k) {
+    auto e = est.Estimate(k, ExecutionContext{g, p, LoadSnapshot::Idle(), Precision::kTensor});
+    EXPECT_TRUE(e.ok());
+    return e.ok() ? e->latency_ms : -1;
+  };
+  // 3×3, 64 → 64: reduction 576 → efficiency 576 / 704; 1.8497e9 FLOP at 1e11 FLOP/ms.
+  const Kernel c3 = ConvKernel(8, 64, 56, 64, 3);
+  EXPECT_NEAR(ms(c3), c3.flops / 1e11 / (576.0 / 704.0), 1e-9);
+  // 1×1, 256 → 1024 on 14×14 (compute-bound): reduction 256 → 2/3 of the tensor peak.
+  const Kernel c1 = ConvKernel(64, 256, 14, 1024, 1);
+  EXPECT_NEAR(ms(c1), c1.flops / 1e11 / (256.0 / 384.0), 1e-9);
+  // 3 input channels (first layer): no tensor cores → FP16 CUDA-core peak 2e10 FLOP/ms, direct.
+  const Kernel first = ConvKernel(64, 3, 224, 64, 7, 2);
+  EXPECT_NEAR(ms(first), first.flops / 2e10, 1e-9);
+}
+
 TEST(AnalyticEstimator, MemoryBoundElementwise) {
   AnalyticEstimator est(UnitParams());
   // 1e8 B / 5e8 B/ms = 0.2 ms; 1e6 FLOP is negligible.

@@ -85,6 +85,32 @@ TEST(FeaturesTest, Fp16GemmUsesTensorPeakAndLoadIsRead) {
   EXPECT_FLOAT_EQ(f[Index("load_dram_active")], 0.4f);
 }
 
+TEST(FeaturesTest, Fp16WithoutFastFp16UsesFp32Peak) {
+  // GP102 (GTX 1080 Ti, TITAN Xp) runs FP16 at 1/64 of FP32 (catalog 0.177 / 0.19 TFLOP/s):
+  // runtimes compute FP16 models in FP32, so the float16 normaliser is the FP32 peak. Before,
+  // the FP16 figure was used and fp16 kernels came out ~64× too slow in the roofline.
+  KernelSample s;
+  s.family = KernelFamily::kGemm;
+  s.op = "linear";
+  s.dtype = DType::kFloat16;
+  s.gemm_batch = 1; s.gemm_m = 1024; s.gemm_n = 1024; s.gemm_k = 1024;
+  s.latency_ms = 1;
+  FillDerived(s);
+  const double flop = 2.0 * 1024 * 1024 * 1024;
+  for (const char* name : {"GTX-1080-Ti", "TITAN-Xp"}) {
+    const GpuSpec& g = Spec(name);
+    ASSERT_LT(g.fp16_tflops, g.fp32_tflops / 10) << name;
+    Roofline r = FixedRoofline(s, g);
+    EXPECT_DOUBLE_EQ(r.peak_tflops, g.fp32_tflops) << name;
+    EXPECT_NEAR(r.compute_ms, flop / (g.fp32_tflops * 1e12) * 1e3, 1e-12) << name;
+  }
+  EXPECT_NEAR(FixedRoofline(s, Spec("GTX-1080-Ti")).compute_ms, flop / 11.34e12 * 1e3, 1e-12);
+  // P100 has fast FP16 (2× FP32, no tensor cores): the FP16 figure.
+  const GpuSpec& p100 = Spec("P100-SXM2-16GB");
+  EXPECT_DOUBLE_EQ(FixedRoofline(s, p100).peak_tflops, p100.fp16_tflops);
+  EXPECT_GT(p100.fp16_tflops, p100.fp32_tflops);
+}
+
 TEST(FeaturesTest, TransferTermUsesPcieBandwidth) {
   KernelSample s = ResNetConv();
   s.includes_transfer = true;

@@ -135,6 +135,48 @@ TEST(LearnedEstimatorTest, EstimatesDeviceTimeAndDefersUnknownFamilies) {
                                                                Precision::kFp32})
                   .ok());
 
+  // FP16. Conv under kFp16 / kTensor goes to the analytic model on every GPU (leave-one-GPU-out
+  // the learned model loses to the baseline there); before, kFp16 and kTensor gave the same
+  // learned value.
+  const GpuSpec& v100 = *Catalog().Find("V100-SXM2-16GB").value();
+  const MicrobenchmarkProfile v100_profile = DerivedProfile(v100);
+  const GpuSpec& ti = *Catalog().Find("GTX-1080-Ti").value();
+  const MicrobenchmarkProfile ti_profile = DerivedProfile(ti);
+  for (Precision p : {Precision::kFp16, Precision::kTensor}) {
+    for (const GpuSpec* g : {&v100, &ti}) {
+      const MicrobenchmarkProfile& prof = g == &v100 ? v100_profile : ti_profile;
+      auto r = est.Estimate(FusedConvKernel(), ExecutionContext{*g, prof, idle, p});
+      ASSERT_FALSE(r.ok()) << g->id << " " << PrecisionName(p);
+      EXPECT_TRUE(r.status().IsUnsupported());
+    }
+  }
+  // GEMM under kFp16 on a GPU with tensor cores: no FP16 CUDA-core training rows → analytic.
+  Kernel fc;
+  fc.op_type = "Gemm";
+  fc.type = "Gemm";
+  fc.family = KernelFamily::kGemm;
+  fc.inputs = {{"x", {16, 2048}, DType::kFloat}};
+  fc.weights = {{"w", {1000, 2048}, DType::kFloat}};
+  fc.outputs = {{"y", {16, 1000}, DType::kFloat}};
+  fc.flops = 2.0 * 16 * 1000 * 2048;
+  auto fc16 = est.Estimate(fc, ExecutionContext{v100, v100_profile, idle, Precision::kFp16});
+  ASSERT_FALSE(fc16.ok());
+  EXPECT_TRUE(fc16.status().IsUnsupported());
+  // GTX 1080 Ti (FP16 at 1/64 rate, catalog 0.177 TFLOP/s): the float16 normaliser is the FP32
+  // peak 11.34 TFLOP/s (FP32 math on FP16 storage), so the model's fp16 prediction is within a
+  // factor of its fp32 one (half the bytes) instead of ~50× slower.
+  KernelSample s32 = KernelToSample(FusedConvKernel(), Precision::kFp32);
+  KernelSample s16 = KernelToSample(FusedConvKernel(), Precision::kFp16);
+  s32.gpu = s16.gpu = ti.id;
+  EXPECT_NEAR(FixedRoofline(s16, ti).compute_ms, 2.0 * 8 * 256 * 56 * 56 * 64 / 11.34e12 * 1e3,
+              1e-12);
+  auto p32 = est.model().Predict({s32}, {&ti}, false);
+  auto p16 = est.model().Predict({s16}, {&ti}, false);
+  ASSERT_TRUE(p32.ok());
+  ASSERT_TRUE(p16.ok());
+  EXPECT_GT((*p16)[0], 0.4 * (*p32)[0]);
+  EXPECT_LT((*p16)[0], 1.1 * (*p32)[0]);
+
   // A model trained on probe figures: a measured profile moves the prediction, a derived one
   // does not (the model's own figures for T4 are used).
   o.profile_source = "probe";

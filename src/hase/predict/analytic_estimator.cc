@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "hase/hw/l2_residency.h"
+#include "hase/predict/conv_algorithm.h"
 
 namespace hase {
 
@@ -36,20 +37,36 @@ Result<AnalyticEstimator::Terms> AnalyticEstimator::RooflineTerms(
   const int fam = std::clamp(static_cast<int>(k.family), 0, kNumKernelFamilies - 1);
   double peak = p.fp32_tflops;
   double eff = params_.compute_eff[fam];
+  // Dense conv: the algorithm cuDNN picks (conv_algorithm.h) decides whether tensor cores run
+  // it and how much arithmetic it really does.
+  bool tensor_ok = UsesTensorCores(k.family);
+  Terms t;
+  if (k.family == KernelFamily::kConv && params_.conv_algorithm) {
+    if (const auto sh = ConvShapeOf(k)) {
+      t.algorithm = PickConvAlgorithm(*sh, ctx.precision, ctx.gpu);
+      if (t.algorithm == ConvAlgorithm::kWinograd) {
+        eff *= params_.winograd_gain;
+      } else if (t.algorithm == ConvAlgorithm::kTensorCoreGemm) {
+        const double red = static_cast<double>(sh->c) * sh->r * sh->s;
+        t.reduction_eff = red / (red + params_.tensor_conv_k_half);
+        eff *= t.reduction_eff;
+      } else {
+        tensor_ok = false;  // channels not a multiple of 8: CUDA cores
+      }
+    }
+  }
   if (ctx.precision == Precision::kTf32) {
-    if (UsesTensorCores(k.family) && p.tensor_tf32_tflops > peak) {
+    if (tensor_ok && p.tensor_tf32_tflops > peak) {
       peak = p.tensor_tf32_tflops;
       eff *= params_.tf32_eff;
     }
   } else if (ctx.precision != Precision::kFp32) {
     peak = std::max(p.fp16_tflops, p.fp32_tflops);
-    if (ctx.precision == Precision::kTensor && UsesTensorCores(k.family) &&
-        p.tensor_fp16_tflops > peak) {
+    if (ctx.precision == Precision::kTensor && tensor_ok && p.tensor_fp16_tflops > peak) {
       peak = p.tensor_fp16_tflops;
       eff *= params_.tensor_eff;
     }
   }
-  Terms t;
   t.peak_tflops = peak;
   const double outputs = static_cast<double>(OutputElements(k));
   const double full = std::max(1, ctx.gpu.sms) * params_.min_outputs_per_sm;

@@ -5,7 +5,11 @@
 //   peak_flops  = profile peak for the precision and family (below), FLOP/s
 //   util        = min(1, output_elements / (sms × min_outputs_per_sm))   (small kernels cannot
 //                 fill the GPU; wave-quantisation approximation, Volkov 2010 / Habitat 2021)
-//   t_compute   = flops / (peak_flops × compute_eff[family] × util) × compute_slowdown(load)
+//   algo        = dense conv only: the algorithm cuDNN picks (conv_algorithm.h):
+//                 winograd → × winograd_gain; tensor_core_gemm → × red / (red + tensor_conv_k_half)
+//                 with red = c·r·s (the implicit GEMM's reduction length); implicit_gemm under
+//                 kTensor/kTf32 (channels not a multiple of 8) → CUDA-core peak, no tensor cores
+//   t_compute   = flops / (peak_flops × compute_eff[family] × algo × util) × compute_slowdown(load)
 //   t_memory    = dram_bytes × bytes_scale / (dram_bw × memory_eff[family]) × memory_slowdown(load)
 //   device_ms   = max(t_compute, t_memory) + kernel_floor_us
 //
@@ -33,6 +37,7 @@
 #include <array>
 #include <string>
 
+#include "hase/predict/conv_algorithm.h"
 #include "hase/predict/kernel_latency_estimator.h"
 
 namespace hase {
@@ -50,19 +55,37 @@ struct AnalyticParams {
       /*pooling*/ 0.50, /*normalization*/ 0.30, /*data_movement*/ 0.50, /*other*/ 0.30};
   // Fraction of the profile's DRAM bandwidth each family reaches.
   std::array<double, kNumKernelFamilies> memory_eff = {
-      /*conv [timm]*/ 0.68, /*grouped_conv [timm]*/ 1.00, /*gemm*/ 0.80,
-      /*elementwise [timm]*/ 1.00, /*pooling [timm]*/ 0.20, /*normalization [timm]*/ 1.00,
+      /*conv [timm]*/ 1.00, /*grouped_conv [timm]*/ 1.00, /*gemm*/ 0.80,
+      /*elementwise [timm]*/ 1.00, /*pooling [timm]*/ 0.192, /*normalization [timm]*/ 1.00,
       /*data_movement*/ 0.65, /*other*/ 0.50};
   // Extra factor on the tensor-core peak for conv/gemm under Precision::kTensor [timm]. With
-  // conv compute_eff 0.80 and the derived profile's 0.75 this is 0.76 of the dense datasheet
-  // peak (FP32 accumulate) at the sustained clock.
-  double tensor_eff = 1.26;
+  // conv compute_eff 0.80 and the derived profile's 0.75 this is 0.90 of the dense datasheet
+  // peak (FP32 accumulate) at the sustained clock, before a conv's reduction-length factor
+  // (tensor_conv_k_half). 1.5 is the upper bound of timm_check's search (the fit sits on it:
+  // with the reduction-length factor, large convs must run near peak to match timm).
+  double tensor_eff = 1.5;
   // Extra factor on the TF32 tensor-core peak for conv/gemm under Precision::kTf32. A prior, not
   // a fit (no TF32 kernel or model timings in ../shared/data): 1.0 puts ResNet-50 batch 256 on
   // an A100-SXM4-80GB at 0.46 × its AMP (kTensor) throughput in this model; NVIDIA's
   // DeepLearningExamples ResNet-50 v1.5 (PyTorch, NGC 21.03, 1 × A100 80GB) measures TF32 938 vs
   // AMP 2470 img/s = 0.38 (training, the only A100 TF32 figure it gives). docs/predictor.md, "TF32".
   double tf32_eff = 1.0;
+  // Direct-convolution FLOP/s of a Winograd conv over that of an implicit-GEMM conv on the same
+  // GPU [NeuSight]: median FLOP/s per GPU of 10^10–10^11 FLOP FP32 convs, Winograd / implicit
+  // GEMM, is A100-80GB 1.76, P100 1.60, P4 1.35, T4 1.52, V100 1.46 (median 1.52; leaving any one
+  // GPU out moves the median of the others between 1.49 and 1.56). docs/predictor.md,
+  // "Convolution algorithm".
+  double winograd_gain = 1.5;
+  // Reduction length c·r·s at which a tensor-core conv reaches half of its efficiency: short
+  // reductions spend their time in the prologue/epilogue [DeepBench fp16_mixed conv, V100 and T4:
+  // spread of log(measured / predicted) 0.78 → 0.59 (T4) and 0.78 → 0.53 (V100) with this term
+  // and the channel rule; 64 and 256 were also tried, 128 is best on both GPUs]. GEMMs do not
+  // show it (DeepBench fp16 GEMM spread 0.35 / 0.25 with or without), so it is conv only.
+  double tensor_conv_k_half = 128;
+  // false: no algorithm rule (every dense conv as direct FLOPs at the precision's peak, tensor
+  // cores whenever the precision allows): the model before conv_algorithm.h, for ablations
+  // (`hase eval --estimator analytic --no-conv-algorithm`).
+  bool conv_algorithm = true;
   // Output elements per SM needed to reach full compute utilisation.
   double min_outputs_per_sm = 4096;
   // Device-side fixed cost of any kernel (launch latency on the GPU, ramp-up, tail), µs.
@@ -101,6 +124,9 @@ class AnalyticEstimator final : public KernelLatencyEstimator {
     double memory_ms = 0;
     double peak_tflops = 0;   // peak used for the compute term (before family efficiency)
     double utilisation = 1;   // the util factor
+    // Dense conv only: the algorithm assumed and the tensor-core reduction-length efficiency.
+    ConvAlgorithm algorithm = ConvAlgorithm::kImplicitGemm;
+    double reduction_eff = 1;
   };
   Result<Terms> RooflineTerms(const Kernel& kernel, const ExecutionContext& ctx) const;
 

@@ -147,6 +147,7 @@ Result<std::vector<EvalRow>> CrossValidate(const std::vector<KernelSample>& rows
       }
     }
     HASE_ASSIGN_OR_RETURN(LearnedKernelModel model, LearnedKernelModel::Train(tr, gtr, train));
+    const RooflineBaseline baseline = RooflineBaseline::Fit(tr, gtr);
     HASE_ASSIGN_OR_RETURN(std::vector<double> pred, model.Predict(te, gte, true, figures));
     std::vector<bool> fit_row(te.size(), false);
     if (logo && options.few_shot > 0) {
@@ -179,6 +180,7 @@ Result<std::vector<EvalRow>> CrossValidate(const std::vector<KernelSample>& rows
       EvalRow r;
       auto fo = figures.find(gte[j]->id);
       r.floor_ms = model.DispatchFloorMs(te[j], gte[j]->id, fo == figures.end() ? nullptr : &fo->second);
+      r.baseline_ms = baseline.Predict(te[j], *gte[j]);
       r.sample = std::move(te[j]);
       r.gpu = gte[j];
       r.predicted_ms = pred[j];
@@ -194,6 +196,7 @@ Result<std::vector<EvalRow>> ScoreModel(const LearnedKernelModel& model,
                                         const std::vector<KernelSample>& rows,
                                         const std::vector<const GpuSpec*>& gpus) {
   HASE_ASSIGN_OR_RETURN(std::vector<double> pred, model.Predict(rows, gpus));
+  const RooflineBaseline baseline = RooflineBaseline::Fit(rows, gpus);
   std::vector<EvalRow> out;
   out.reserve(rows.size());
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -203,7 +206,89 @@ Result<std::vector<EvalRow>> ScoreModel(const LearnedKernelModel& model,
     r.predicted_ms = pred[i];
     r.fold = "all";
     r.floor_ms = model.DispatchFloorMs(rows[i], gpus[i]->id);
+    r.baseline_ms = baseline.Predict(rows[i], *gpus[i]);
     out.push_back(std::move(r));
+  }
+  return out;
+}
+
+namespace {
+
+// The ORT-kernel view of a training row, for the analytic estimator: shapes as tensors, FLOPs as
+// counted, the row's bytes as FP32-equivalent DRAM bytes (the estimator scales by precision).
+Kernel SampleToKernel(const KernelSample& s, Precision precision) {
+  Kernel k;
+  k.family = s.family;
+  k.op_type = s.op;
+  k.type = s.op;
+  const DType dt = s.dtype;
+  if (s.family == KernelFamily::kConv || s.family == KernelFamily::kGroupedConv) {
+    k.inputs = {{"x", {s.n, s.c, s.h, s.w}, dt}};
+    k.weights = {{"w", {s.k, s.c / std::max<int64_t>(s.groups, 1), s.r, s.s}, dt}};
+    k.outputs = {{"y", {s.n, s.k, s.out_h(), s.out_w()}, dt}};
+    k.attributes["group"] = {s.groups};
+    k.attributes["strides"] = {s.stride_h, s.stride_w};
+    k.attributes["dilations"] = {s.dilation_h, s.dilation_w};
+    k.attributes["pads"] = {s.pad_h, s.pad_w, s.pad_h, s.pad_w};
+  } else if (s.family == KernelFamily::kPooling) {
+    k.inputs = {{"x", {s.n, s.c, s.h, s.w}, dt}};
+    k.outputs = {{"y", {s.n, s.c, s.out_h(), s.out_w()}, dt}};
+  } else if (s.family == KernelFamily::kGemm) {
+    const int64_t b = std::max<int64_t>(s.gemm_batch, 1);
+    k.inputs = {{"a", {b, s.gemm_m, s.gemm_k}, dt}, {"b", {b, s.gemm_k, s.gemm_n}, dt}};
+    k.outputs = {{"y", {b, s.gemm_m, s.gemm_n}, dt}};
+  } else {
+    k.inputs = {{"x", {std::max<int64_t>(s.elements, 1)}, dt}};
+    k.outputs = {{"y", {std::max<int64_t>(s.elements, 1)}, dt}};
+  }
+  k.flops = s.flops;
+  k.macs = s.flops / 2;
+  k.activation_bytes_read = static_cast<int64_t>(s.bytes / StorageScale(precision));
+  return k;
+}
+
+Precision SamplePrecision(const KernelSample& s, const GpuSpec& gpu) {
+  if (s.dtype != DType::kFloat16 && s.dtype != DType::kBFloat16) return Precision::kFp32;
+  const bool matmul = s.family == KernelFamily::kConv || s.family == KernelFamily::kGemm;
+  return matmul && gpu.has_tensor_cores() ? Precision::kTensor : Precision::kFp16;
+}
+
+}  // namespace
+
+Result<std::vector<EvalRow>> ScoreAnalytic(const std::vector<KernelSample>& rows,
+                                           const std::vector<const GpuSpec*>& gpus,
+                                           const AnalyticParams& params) {
+  if (rows.size() != gpus.size() || rows.empty()) {
+    return Status::InvalidArgument("ScoreAnalytic needs one GPU per row and at least one row");
+  }
+  const AnalyticEstimator est(params);
+  std::map<std::string, std::vector<size_t>> by_gpu;
+  for (size_t i = 0; i < rows.size(); ++i) by_gpu[gpus[i]->id].push_back(i);
+  std::vector<EvalRow> out;
+  out.reserve(rows.size());
+  for (const auto& [id, idx] : by_gpu) {
+    std::vector<KernelSample> tr;
+    std::vector<const GpuSpec*> gtr;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (gpus[i]->id == id) continue;
+      tr.push_back(rows[i]);
+      gtr.push_back(gpus[i]);
+    }
+    const RooflineBaseline baseline = RooflineBaseline::Fit(tr, gtr);
+    const MicrobenchmarkProfile profile = DerivedProfile(*gpus[idx[0]]);
+    for (size_t i : idx) {
+      const Precision prec = SamplePrecision(rows[i], *gpus[i]);
+      const Kernel k = SampleToKernel(rows[i], prec);
+      const ExecutionContext ctx{*gpus[i], profile, rows[i].load, prec};
+      HASE_ASSIGN_OR_RETURN(KernelEstimate e, est.Estimate(k, ctx));
+      EvalRow r;
+      r.sample = rows[i];
+      r.gpu = gpus[i];
+      r.predicted_ms = e.latency_ms;
+      r.fold = id;
+      r.baseline_ms = baseline.Predict(rows[i], *gpus[i]);
+      out.push_back(std::move(r));
+    }
   }
   return out;
 }
@@ -211,6 +296,7 @@ Result<std::vector<EvalRow>> ScoreModel(const LearnedKernelModel& model,
 std::vector<GroupMetrics> Summarize(const std::vector<EvalRow>& rows,
                                     const std::function<std::string(const EvalRow&)>& key) {
   std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> groups;
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> base;
   std::map<std::string, size_t> unscored;
   for (const auto& r : rows) {
     const std::string k = key(r);
@@ -221,6 +307,10 @@ std::vector<GroupMetrics> Summarize(const std::vector<EvalRow>& rows,
     }
     groups[k].first.push_back(r.sample.latency_ms);
     groups[k].second.push_back(r.predicted_ms);
+    if (std::isfinite(r.baseline_ms)) {
+      base[k].first.push_back(r.sample.latency_ms);
+      base[k].second.push_back(r.baseline_ms);
+    }
   }
   std::vector<GroupMetrics> out;
   for (const auto& [k, mp] : groups) {
@@ -228,6 +318,9 @@ std::vector<GroupMetrics> Summarize(const std::vector<EvalRow>& rows,
     g.group = k;
     g.metrics = ComputeErrorMetrics(mp.first, mp.second);
     g.unscored = unscored.count(k) ? unscored.at(k) : 0;
+    if (auto b = base.find(k); b != base.end()) {
+      g.baseline = ComputeErrorMetrics(b->second.first, b->second.second);
+    }
     out.push_back(std::move(g));
   }
   return out;
@@ -246,12 +339,19 @@ std::string LoadLevel(const KernelSample& s) {
 
 namespace {
 std::string Table(const std::string& title, const std::vector<GroupMetrics>& groups) {
-  std::string out = fmt::format("\n{}\n{:<28} {:>8} {:>8} {:>10} {:>8} {:>8}\n", title, "group",
-                                "rows", "MAPE%", "medAPE%", "p90APE%", "R2");
+  std::string out = fmt::format(
+      "\n{}\n{:<28} {:>8} {:>8} {:>10} {:>8} {:>8}   | {:>10} {:>10} {:>8}\n", title, "group",
+      "rows", "MAPE%", "medAPE%", "p90APE%", "R2", "base MAPE%", "base medAP", "base R2");
   for (const auto& g : groups) {
     const auto& m = g.metrics;
+    const auto& b = g.baseline;
     out += fmt::format("{:<28} {:>8} {:>8.2f} {:>10.2f} {:>8.2f} {:>8.3f}", g.group, m.count,
                        100 * m.mape, 100 * m.median_ape, 100 * m.p90_ape, m.r2);
+    if (b.count > 0) {
+      out += fmt::format("   | {:>10.2f} {:>10.2f} {:>8.3f}", 100 * b.mape, 100 * b.median_ape, b.r2);
+    } else {
+      out += fmt::format("   | {:>10} {:>10} {:>8}", "-", "-", "-");
+    }
     if (g.unscored) out += fmt::format("  ({} rows without a model)", g.unscored);
     out += "\n";
   }
@@ -261,10 +361,18 @@ std::string Table(const std::string& title, const std::vector<GroupMetrics>& gro
 
 std::string FormatEvalReport(const std::vector<EvalRow>& rows, const std::string& title) {
   std::string out = title + "\n";
+  out += "base = two-parameter baseline per family, time = c*FLOPs/peak + d*bytes/bandwidth "
+         "(datasheet), least squares on relative error, fitted on the same training rows\n";
   out += Table("overall", Summarize(rows, [](const EvalRow&) { return std::string("all"); }));
   out += Table("per kernel family",
                Summarize(rows, [](const EvalRow& r) { return KernelFamilyName(r.sample.family); }));
   out += Table("per GPU", Summarize(rows, [](const EvalRow& r) { return r.gpu->id; }));
+  out += Table("per FLOP decade (family, floor(log10 FLOP))", Summarize(rows, [](const EvalRow& r) {
+                 const int d = r.sample.flops > 0
+                                   ? static_cast<int>(std::floor(std::log10(r.sample.flops)))
+                                   : 0;
+                 return fmt::format("{} 1e{:02d}", KernelFamilyName(r.sample.family), d);
+               }));
   out += Table("per source", Summarize(rows, [](const EvalRow& r) { return r.sample.source; }));
   bool any_load = false;
   for (const auto& r : rows) any_load = any_load || LoadLevel(r.sample) != "no load recorded";

@@ -13,8 +13,10 @@
 #include <vector>
 
 #include "hase/base/status.h"
+#include "hase/predict/analytic_estimator.h"
 #include "hase/predict/learned_model.h"
 #include "hase/predict/metrics.h"
+#include "hase/predict/roofline_baseline.h"
 
 namespace hase::predict {
 
@@ -52,6 +54,9 @@ struct EvalRow {
   double predicted_ms = 0;
   std::string fold;
   double floor_ms = 0;  // dispatch floor the model used
+  // The two-parameter roofline baseline (roofline_baseline.h) fitted on the same training rows
+  // as the model (in-sample for ScoreModel); NaN when its family had no training row.
+  double baseline_ms = 0;
 };
 
 // Trains on each fold's training part and predicts its test part. `progress` (may be empty) is
@@ -63,17 +68,30 @@ Result<std::vector<EvalRow>> CrossValidate(const std::vector<KernelSample>& rows
                                            const std::function<void(const std::string&)>& progress,
                                            EvalStats* stats = nullptr);
 
-// Scores `model` on every row (split none).
+// Scores `model` on every row (split none); the baseline is fitted on the same rows (in-sample).
 Result<std::vector<EvalRow>> ScoreModel(const LearnedKernelModel& model,
                                         const std::vector<KernelSample>& rows,
                                         const std::vector<const GpuSpec*>& gpus);
+
+// Scores the analytic estimator (no training; `params`, DerivedProfile of each row's GPU, the
+// row's recorded load) on every row. A row becomes a Kernel with the same shape, FLOPs and bytes;
+// its precision is kFp32 for float rows, kTensor for float16 conv/gemm on a GPU with tensor cores
+// (DeepBench fp16_mixed), else kFp16. The baseline beside it is fitted leave-one-GPU-out (each
+// GPU's rows are predicted by a baseline fitted on every other GPU), fold = that GPU.
+// Errors: InvalidArgument (size mismatch, no rows), as AnalyticEstimator::Estimate.
+Result<std::vector<EvalRow>> ScoreAnalytic(const std::vector<KernelSample>& rows,
+                                           const std::vector<const GpuSpec*>& gpus,
+                                           const AnalyticParams& params);
 
 struct GroupMetrics {
   std::string group;
   ErrorMetrics metrics;
   size_t unscored = 0;  // rows without a prediction (family without a model)
+  // The baseline on the same rows (those the model scored and the baseline covers).
+  ErrorMetrics baseline;
 };
-// Metrics per value of key(row), sorted by group name; rows with NaN predictions count as unscored.
+// Metrics per value of key(row), sorted by group name; rows with NaN predictions count as
+// unscored. The baseline is scored on the rows where both predictions are finite.
 std::vector<GroupMetrics> Summarize(const std::vector<EvalRow>& rows,
                                     const std::function<std::string(const EvalRow&)>& key);
 
@@ -81,8 +99,11 @@ std::vector<GroupMetrics> Summarize(const std::vector<EvalRow>& rows,
 // ("sm_active 0.0-0.1", "0.1-0.3", "0.3-0.5", "0.5-0.7", "0.7-1.0").
 std::string LoadLevel(const KernelSample& s);
 
-// The text report `hase eval` prints: overall, per family, per GPU, per source, per load level,
-// and split by regime (near the dispatch floor: measured < 1.5 × floor; kernel-bound otherwise).
+// The text report `hase eval` prints: overall, per family, per GPU, per (family, FLOP decade),
+// per source, per load level,
+// and split by regime (near the dispatch floor: measured < 1.5 × floor; kernel-bound otherwise);
+// every line gives the learned model's MAPE / median / p90 / R² and, beside them, the
+// two-parameter baseline's MAPE / median / R² on the same rows.
 std::string FormatEvalReport(const std::vector<EvalRow>& rows, const std::string& title);
 
 }  // namespace hase::predict

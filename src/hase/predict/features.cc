@@ -77,9 +77,13 @@ Roofline FiguresRoofline(const KernelSample& s, const GpuSpec& gpu, const NormFi
     if (matmul && gpu.tensor_fp16_tflops > 0) {
       sheet = gpu.tensor_fp16_tflops;
       peak = pick(f.tensor_fp16_tflops, sheet);
-    } else if (gpu.fp16_tflops > 0) {
-      sheet = gpu.fp16_tflops;
-      peak = pick(f.fp16_tflops, sheet);
+    } else {
+      // FP16 storage on CUDA cores: the runtime computes in FP16 where that is faster, else in
+      // FP32 ("pseudo fp16", DeepBench P100; GP102/GP104 run FP16 at 1/64 of FP32, so a GTX
+      // 1080 Ti or TITAN Xp computes FP16 models in FP32). Before this, the FP16 figure alone was
+      // used, which made fp16 kernels ~50x too slow on those GPUs.
+      sheet = std::max(gpu.fp16_tflops, gpu.fp32_tflops);
+      peak = std::max(pick(f.fp16_tflops, gpu.fp16_tflops), peak);
     }
   }
   const double bw = pick(f.dram_gbps, gpu.memory_bandwidth_gbps);

@@ -41,7 +41,9 @@ NormFigures FiguresFromProfile(const MicrobenchmarkProfile& p);
 // The roofline that normalises the learned target (kept separate from the analytic model so
 // retuning that model never invalidates a trained file):
 //   compute_ms = flops / peak,  peak = tensor_fp16_tflops for float16 conv/gemm on GPUs with
-//                tensor cores, else fp16_tflops (float16, when > 0), else fp32_tflops;
+//                tensor cores, else max(fp16_tflops, fp32_tflops) for float16 (FP16 math where
+//                it is faster, FP32 math on FP16 storage where it is not: GP102/GP104 run FP16
+//                at 1/64 rate), else fp32_tflops;
 //   memory_ms  = bytes / dram_gbps;
 //   roofline_ms = max(compute_ms, memory_ms).
 // Figures that are 0 in `f` fall back to the datasheet's.

@@ -15,7 +15,14 @@
 // Returns Unsupported (PredictModel falls back to the analytic estimator) for a family without a
 // booster, or whose booster saw fewer than kMinKernelRows rows of pure kernel time (e.g. pooling,
 // known only from bencyq timings that include host copies), and for conv/gemm under
-// Precision::kTf32 on a GPU with TF32 tensor cores (the training rows are FP32 math).
+// Precision::kTf32 on a GPU with TF32 tensor cores (the training rows are FP32 math), and for
+// conv/gemm under Precision::kFp16 on a GPU with tensor cores (its float16 training rows all ran
+// on tensor cores, DeepBench fp16_mixed), and for every conv under kFp16 / kTensor (leave-one-GPU-
+// out the learned model loses to the two-parameter baseline there; docs/predictor-learned.md,
+// "Where the learned model is used"). On a GPU without tensor cores kFp16 and kTensor are the
+// same arithmetic and get the same prediction; the float16 normaliser there is
+// max(FP16, FP32 peak) (FiguresRoofline), since GP102/GP104 run FP16 at 1/64 rate and runtimes
+// compute in FP32.
 #pragma once
 
 #include <memory>
