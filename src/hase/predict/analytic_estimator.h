@@ -93,9 +93,7 @@ struct AnalyticParams {
   // Load contention coefficients (see the file comment), 0–1.
   double sm_contention = 0.5;
   double dram_contention = 0.5;
-  // Host-side per-kernel cost the runtime adds on top of the CUDA launch, µs (ORT CUDA EP /
-  // framework dispatch; PITFALLS 3: a 20–50 µs floor in framework timings includes both).
-  double runtime_dispatch_us = 5.0;
+  // Host costs per kernel live in the runtime profile (runtime_profile.h).
   // Per-batch synchronisation + runtime bookkeeping, µs.
   double sync_us = 20.0;
 };
