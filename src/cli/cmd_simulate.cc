@@ -39,6 +39,7 @@ struct SimulateFlags {
   int top_k = 4;
   int max_reservations = 1;
   double aging = sched::HaseOptions{}.aging;
+  double colocation_margin = sched::HaseOptions{}.colocation_margin;
   double short_wait_share = sched::HaseOptions{}.short_wait_share;
   int max_tasks_per_gpu = 0;
   bool full_passes = false;
@@ -123,6 +124,9 @@ int Run(const SimulateFlags& f) {
     return Fail(Status::InvalidArgument("--max-reservations must be >= 0", "--max-reservations"));
   }
 
+  if (!(f.colocation_margin >= 0) || !std::isfinite(f.colocation_margin)) {
+    return Fail(Status::InvalidArgument("must be a finite number >= 0", "--colocation-margin"));
+  }
   if (!(f.aging >= 0) || !std::isfinite(f.aging)) {
     return Fail(Status::InvalidArgument("must be a finite number >= 0", "--aging"));
   }
@@ -162,6 +166,7 @@ int Run(const SimulateFlags& f) {
   eo.error_sigma = f.error_sigma;
   eo.hase.top_k = f.top_k;
   eo.hase.aging = f.aging;
+  eo.hase.colocation_margin = f.colocation_margin;
   eo.hase.short_wait_share = f.short_wait_share;
   eo.hase.incremental = !f.full_passes;
   eo.max_reservations = f.max_reservations;
@@ -221,6 +226,7 @@ Command AddSimulateCommand(CLI::App& parent) {
   c.app->add_option("--error-sigma", flags->error_sigma, "analytic truth: lognormal sigma of the runtime error")->capture_default_str();
   c.app->add_option("--top-k", flags->top_k, "hase: stage-2 candidates")->capture_default_str();
   c.app->add_option("--max-reservations", flags->max_reservations, "hase: reservations held at once (1 = EASY)")->capture_default_str();
+  c.app->add_option("--colocation-margin", flags->colocation_margin, "hase: sharing must drain the GPU earlier by this x the task's isolated time")->capture_default_str();
   c.app->add_option("--aging", flags->aging, "hase: queue order credit, ms of task length per ms waited (0 = longest first)")->capture_default_str();
   c.app->add_option("--short-wait-share", flags->short_wait_share, "hase: also co-locate when it delays the GPU's drain by at most this x the wait it saves (trades makespan for JCT; 0 = only on a predicted gain)")->capture_default_str();
   c.app->add_flag("--full-passes", flags->full_passes, "hase: decide every waiting task on every pass (the reference for the incremental passes)");

@@ -230,7 +230,7 @@ TEST(BestKnownTest, FeasibleAndBetweenTheBoundAndThePolicies) {
 // heterogeneous instances with co-location, reservations and arrivals, the schedule is mostly
 // the one deciding every task on every pass gives (not always: a kept claim's planned start
 // is compared with a 1e-6 relative tolerance, and stage 1 ranks by estimates), the makespan
-// within 6 %, with fewer Schedule calls.
+// within 5 %, with fewer Schedule calls.
 TEST(HaseIncrementalTest, KeptWaitsMatchFullPasses) {
   int64_t full_decisions = 0, kept_decisions = 0;
   int identical = 0;
@@ -264,15 +264,15 @@ TEST(HaseIncrementalTest, KeptWaitsMatchFullPasses) {
       runs[inc] = Simulate(c, tasks, **p, truth, {});
       ASSERT_TRUE(runs[inc].ok());
     }
-    EXPECT_NEAR(runs[1]->makespan_ms, runs[0]->makespan_ms, 0.06 * runs[0]->makespan_ms)
+    EXPECT_NEAR(runs[1]->makespan_ms, runs[0]->makespan_ms, 0.05 * runs[0]->makespan_ms)
         << "seed " << seed;
     if (std::abs(runs[1]->makespan_ms - runs[0]->makespan_ms) <= 1e-6) ++identical;
     full_decisions += runs[0]->decisions.count();
     kept_decisions += runs[1]->decisions.count();
   }
   EXPECT_LT(kept_decisions, full_decisions);
-  // Measured with the demand-driven contention model: 8 of 12 identical, the others within
-  // 5.3 % (seed 1: the kept waits 5.3 % shorter), 2.0 %, 0.5 %, 0.2 %.
+  // Measured with the demand-driven contention model and margin 0.3: 10 of 12 identical, the
+  // others 1.7 % and 0.2 % apart.
   EXPECT_GE(identical, 8);
 }
 

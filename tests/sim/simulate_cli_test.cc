@@ -207,9 +207,9 @@ TEST(SimulateCliTest, ReservedFastGpusAreWaitedForNotAvoided) {
 
 // Issue #11: light, host-bound inference tasks (PyTorch eager, batch 1–4, demand 0.1–0.5) are
 // where co-location pays. On this 4-GPU pool (four tasks per GPU) hase shares and beats every
-// one-task-per-GPU rule and every co-locating simple rule; measured 298.9 s vs fastest-gpu
-// 352.3, eft-share 353.5, rr 445.4, max-min 592.7, eft 660.9, best known exclusive schedule
-// 586.2.
+// one-task-per-GPU rule and every co-locating simple rule; measured 309.6 s vs eft-share
+// 370.7, gavel-like 370.9, random 390.5, fastest-gpu 409.7, max-min 592.9, eft 660.9, best known
+// exclusive schedule 586.2 (docs/scheduler.md).
 TEST(SimulateCliTest, LightTasksShareAndBeatTheSimpleRules) {
   const std::string d = TempDir("light");
   const std::string data = testing::SourceDir() + "/tests/data/sim/";

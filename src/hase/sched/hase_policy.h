@@ -40,10 +40,11 @@ struct HaseOptions {
   // Co-location must be a predicted gain by this margin: sharing must drain the GPU earlier
   // than running after the others by margin × the task's isolated time (Predict), and raise
   // the GPU's isolated-work throughput by this fraction (Estimate). Guards against the
-  // interference the model does not predict (pairwise noise, docs/scheduler.md). 0.5: two
-  // light tasks (slowdown ~1.06) still share, a light task is not slowed by a stream of
-  // saturating newcomers (docs/scheduler.md, "Co-location rule"; 0.1 before issue 11).
-  double colocation_margin = 0.5;
+  // interference the model does not predict (pairwise noise, docs/scheduler.md). 0.3: two
+  // light tasks (slowdown ~1.06) still share, a long light task is not slowed past the
+  // makespan by a stream of saturating newcomers (docs/scheduler.md, "Co-location rule"; 0.1
+  // before issue 11).
+  double colocation_margin = 0.3;
   // … or (when > 0) cost little for the wait it saves: sharing may delay the GPU's drain by
   // at most this × the time the task would otherwise wait for the GPU (a short task beside a
   // long one). Trades makespan for JCT (docs/scheduler.md, "Co-location rule"); 0 = off.
