@@ -6,6 +6,7 @@
 // (optionally) per-kernel times with the estimator used. With --with: each model's time per
 // batch alone and together on one GPU, and its slowdown (sched/contention_model.h).
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 
 #include <fmt/format.h>
@@ -21,6 +22,7 @@
 #include "hase/predict/predict_model.h"
 #include "hase/predict/runtime_profile.h"
 #include "hase/sched/contention_model.h"
+#include "hase/sched/task_limits.h"
 
 namespace hase::cli {
 namespace {
@@ -80,22 +82,27 @@ nlohmann::json ToJson(const ModelLatency& m, const LoadSnapshot& load, bool per_
   return j;
 }
 
-// "models/vgg16.onnx:8" → (path, 8); no ":N" → (text, default_batch).
+// "models/vgg16.onnx:8" → (path, 8); no ":N" → (text, default_batch). A text that names an
+// existing file is taken whole (a path may contain ':'). Errors: InvalidArgument for an empty
+// text or a suffix after ':' that is not an integer >= 1.
 Result<std::pair<std::string, int64_t>> ParseWith(const std::string& text, int64_t default_batch) {
+  if (text.empty()) {
+    return Status::InvalidArgument("empty model", "--with", "write MODEL.onnx or MODEL.onnx:BATCH");
+  }
   const size_t colon = text.rfind(':');
-  if (colon == std::string::npos || colon + 1 >= text.size() ||
-      text.find_first_not_of("0123456789", colon + 1) != std::string::npos) {
+  std::error_code ec;
+  if (colon == std::string::npos || std::filesystem::is_regular_file(text, ec)) {
     return std::make_pair(text, default_batch);
   }
+  const std::string suffix = text.substr(colon + 1);
   int64_t batch = 0;
-  try {
-    batch = std::stoll(text.substr(colon + 1));
-  } catch (const std::exception&) {
-    batch = 0;
+  if (!suffix.empty() && suffix.size() <= 18 &&
+      suffix.find_first_not_of("0123456789") == std::string::npos) {
+    batch = std::stoll(suffix);
   }
-  if (batch < 1) {
-    return Status::InvalidArgument("batch after ':' must be an integer >= 1", text,
-                                   "write MODEL.onnx or MODEL.onnx:BATCH");
+  if (batch < 1 || colon == 0) {
+    return Status::InvalidArgument("'" + text + "': expected MODEL.onnx or MODEL.onnx:BATCH with "
+                                   "BATCH an integer >= 1", "--with");
   }
   return std::make_pair(text.substr(0, colon), batch);
 }
@@ -145,8 +152,10 @@ int Run(const PredictFlags& f) {
   if (!load.ok()) return Fail(load.status());
   auto runtime = FindRuntime(f.runtime);
   if (!runtime.ok()) return Fail(runtime.status().WithContext("--runtime"));
-  if (f.batch < 1) {
-    return Fail(Status::InvalidArgument("--batch must be >= 1", "--batch"));
+  // The batch range of workload files and POST /v1/tasks (sched/task_limits.h).
+  if (Status s = sched::CheckTaskField("batch_size", static_cast<double>(f.batch), "--batch");
+      !s.ok()) {
+    return Fail(s);
   }
 
   PredictOptions opt;
@@ -197,7 +206,12 @@ int Run(const PredictFlags& f) {
   std::vector<ModelLatency> alone = {*m};
   for (const std::string& w : f.with) {
     auto parsed = ParseWith(w, f.batch);
-    if (!parsed.ok()) return Fail(parsed.status().WithContext("--with"));
+    if (!parsed.ok()) return Fail(parsed.status());
+    if (Status s = sched::CheckTaskField("batch_size", static_cast<double>(parsed->second),
+                                         "--with " + w);
+        !s.ok()) {
+      return Fail(s);
+    }
     KernelListOptions wo = ko;
     wo.batch = parsed->second;
     wo.input_shape.clear();
@@ -218,8 +232,12 @@ int Run(const PredictFlags& f) {
   std::string out;
   out += fmt::format("model       {}\n", m->model);
   out += fmt::format("gpu         {} ({})\n", (*gpu)->id, (*gpu)->name);
-  out += fmt::format("runtime     {}   precision {}   batch {}   kernels {}\n", m->runtime,
-                     PrecisionName(m->precision), m->batch, m->kernels.size());
+  const bool no_tf32 = (m->precision == Precision::kTf32 || m->precision == Precision::kTf32Conv) &&
+                      (*gpu)->tensor_tf32_tflops() <= 0;
+  out += fmt::format("runtime     {}   precision {}{}   batch {}   kernels {}\n", m->runtime,
+                     PrecisionName(m->precision),
+                     no_tf32 ? " (runs as fp32: no TF32 before compute capability 8.0)" : "",
+                     m->batch, m->kernels.size());
   out += fmt::format("load        sm_active {:.2f}  dram_active {:.2f}\n",
                      load->EffectiveSmActive(), load->EffectiveDramActive());
   out += fmt::format("profile     {}\n", profile_source);
@@ -277,10 +295,11 @@ Command AddPredictCommand(CLI::App& parent) {
   c.app->add_option("--runtime", f->runtime,
                     "ort-cuda (default), ort-cuda-graph, pytorch-eager or tensorrt: kernels, host "
                     "costs, copies and default precision (docs/predictor.md)");
-  c.app->add_option("--precision", f->precision, "tf32 (TF32 tensor cores on Ampere+), tf32-conv (PyTorch: conv TF32, matmul FP32), fp32 (no TF32), fp16, or tensor (FP16 + tensor cores); default: the runtime's");
+  c.app->add_option("--precision", f->precision, "tf32 (TF32 tensor cores on Ampere+), tf32-conv (PyTorch: conv TF32, matmul FP32), fp32 (no TF32), fp16 (FP16 on CUDA cores, no tensor cores), or tensor (FP16 + tensor cores: what fp16 inference usually runs); default: the runtime's");
   c.app->add_option("--with", f->with,
-                    "co-locate another model on the same GPU: B.onnx[:BATCH] (repeatable); "
-                    "prints each model's time alone and together");
+                    "co-locate another model on the same GPU: B.onnx[:BATCH] (repeatable; BATCH "
+                    "defaults to --batch; same runtime and precision); prints each model's time "
+                    "alone and together");
   c.app->add_flag("--per-kernel", f->per_kernel, "print each kernel's time and estimator");
   c.app->add_option("--format", f->format, "table (default) or json")
       ->check(CLI::IsMember({"table", "json"}));

@@ -105,6 +105,7 @@ int Run(const ServeFlags& f) {
   o.load_max_age_s = f.load_max_age_s;
   o.executor = f.executor;
   o.executor_node = f.executor_node;
+  if (f.latency_table.empty()) o.default_runtime = FindRuntime(f.runtime)->name;
   auto daemon = service::Daemon::Create(*std::move(cluster), oracle, o, scraper.get());
   if (!daemon.ok()) return Fail(daemon.status());
   if (Status st = (*daemon)->Start(); !st.ok()) return Fail(st);

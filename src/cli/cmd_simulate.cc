@@ -213,7 +213,7 @@ Command AddSimulateCommand(CLI::App& parent) {
       "of 4 types, 200 tasks)");
   c.app->add_option("--cluster", flags->cluster, "cluster YAML (default: embedded, see examples/cluster.yaml)");
   c.app->add_option("--workload", flags->workload, "workload YAML or CSV (default: embedded, see examples/workload.yaml)");
-  c.app->add_option("--policy", flags->policy, "all, or a comma-separated list of rr, random, least-loaded, fastest-gpu, gavel-like, eft, min-min, max-min, hase")
+  c.app->add_option("--policy", flags->policy, "all, or a comma-separated list of rr, random, least-loaded, fastest-gpu, gavel-like, eft, eft-share, min-min, max-min, hase")
       ->capture_default_str();
   c.app->add_option("--truth", flags->truth, "truth model: analytic (prediction x seeded error), perfect (no error), table:FILE")
       ->capture_default_str();

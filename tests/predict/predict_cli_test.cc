@@ -71,9 +71,22 @@ TEST(PredictCli, RuntimeAndColocation) {
   auto bad = Hase("predict " + Model("resnet50") + " --gpu T4 --runtime onnx");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("--runtime"), std::string::npos) << bad.err;
-  auto badw = Hase("predict " + Model("resnet50") + " --gpu T4 --with " + Model("vgg16") + ":0");
-  EXPECT_EQ(badw.exit_code, 2);
-  EXPECT_NE(badw.err.find("--with"), std::string::npos) << badw.err;
+  for (const std::string w : {":0", ":abc", ":-1", ":", ":1e3"}) {
+    auto badw = Hase("predict " + Model("resnet50") + " --gpu T4 --with " + Model("vgg16") + w);
+    EXPECT_EQ(badw.exit_code, 2) << w;
+    EXPECT_NE(badw.err.find("MODEL.onnx:BATCH"), std::string::npos) << badw.err;
+  }
+  auto empty = Hase("predict " + Model("resnet50") + " --gpu T4 --with ''");
+  EXPECT_EQ(empty.exit_code, 2) << empty.err;
+  auto huge = Hase("predict " + Model("resnet50") + " --gpu T4 --batch 2000000");
+  EXPECT_EQ(huge.exit_code, 2) << huge.err;
+  EXPECT_NE(huge.err.find("1048576"), std::string::npos) << huge.err;
+  // A CUDA graph is never slower than the same kernels launched one by one.
+  for (const char* m : {"densenet121", "resnet50"}) {
+    auto g = nlohmann::json::parse(Hase("predict " + Model(m) + " --gpu T4 --runtime ort-cuda-graph --format json").out);
+    auto s = nlohmann::json::parse(Hase("predict " + Model(m) + " --gpu T4 --runtime ort-cuda --format json").out);
+    EXPECT_LE(g["latency_ms"].get<double>(), s["latency_ms"].get<double>()) << m;
+  }
 }
 
 TEST(PredictCli, PerKernelTableNamesEstimator) {

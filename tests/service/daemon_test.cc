@@ -129,6 +129,31 @@ TEST(Daemon, DuplicateKeyReturnsTheFirstTask) {
   std::filesystem::remove_all(dir);
 }
 
+// Issue #11: a task that names no runtime is journalled with the daemon's --runtime, so a
+// restart under another --runtime does not re-price it; a task's own runtime is kept.
+TEST(Daemon, TaskWithoutRuntimeKeepsTheDaemonsRuntime) {
+  const std::string dir = hase::testing::FreshDir("rt");
+  FakeClock clock;
+  DaemonOptions o;
+  o.state_dir = dir;
+  o.now_s = clock.Fn();
+  o.tick_s = 3600;
+  o.store.synchronous_full = false;
+  o.default_runtime = "ort-cuda";
+  auto d = Daemon::Create(hase::testing::SmallCluster(), hase::testing::SmallOracle(), o, nullptr);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  ASSERT_TRUE((*d)->Start().ok());
+  auto plain = (*d)->Submit(Spec("resnet50", 10, "a"));
+  TaskSpec eager = Spec("resnet50", 10, "b");
+  eager.runtime = "pytorch-eager";
+  auto own = (*d)->Submit(eager);
+  ASSERT_TRUE(plain.ok() && own.ok());
+  EXPECT_EQ(plain->record.spec.runtime, "ort-cuda");
+  EXPECT_EQ(own->record.spec.runtime, "pytorch-eager");
+  d->reset();
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Daemon, LiveDcgmLoadSteersPlacementAndDegradesGracefully) {
   const std::string dir = hase::testing::FreshDir("live");
   FakeClock clock;

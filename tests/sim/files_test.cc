@@ -3,6 +3,8 @@
 #include "hase/sched/cluster_file.h"
 #include "hase/sched/workload_file.h"
 #include "hase/sim/defaults.h"
+#include "hase/sim/table_truth.h"
+#include "hase/hw/gpu_catalog.h"
 
 namespace hase::sched {
 namespace {
@@ -150,3 +152,44 @@ TEST(ClusterFile, LimitsAreErrorsNotHangs) {
 
 }  // namespace
 }  // namespace hase::sched
+
+// Issue #11: the truth table reads what `hase simulate --out` writes (profiles.csv: memory_mib
+// informative, runtime optional) and matches a task's runtime before rows without one.
+namespace hase::sim {
+namespace {
+
+TEST(TableTruthTest, ReadsProfilesCsvWithRuntimeColumn) {
+  auto cat = GpuCatalog::Builtin();
+  ASSERT_TRUE(cat.ok());
+  const std::string text =
+      "model,batch_size,input_size,gpu_type,latency_ms,demand,memory_mib,runtime\n"
+      "resnet50,1,224,A100-SXM4-40GB,0.844,0.88,640,\n"
+      "resnet50,1,224,A100-SXM4-40GB,4.721,0.26,640,pytorch-eager\n";
+  auto t = TableTruth::Parse(text, "profiles.csv", *cat);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  sched::Task task;
+  task.model = "resnet50";
+  task.num_batches = 10;
+  const sched::GpuType a100{"A100-SXM4-40GB"};
+  EXPECT_NEAR(t->Profile(task, a100)->isolated_ms, 8.44, 1e-9);
+  task.runtime = "pytorch-eager";
+  EXPECT_NEAR(t->Profile(task, a100)->isolated_ms, 47.21, 1e-9);
+  EXPECT_NEAR(t->Profile(task, a100)->demand, 0.26, 1e-12);
+  task.runtime = "tensorrt";  // no row of its own: the row without a runtime
+  EXPECT_NEAR(t->Profile(task, a100)->isolated_ms, 8.44, 1e-9);
+
+  // The old five/six-cell form still reads; an unknown column or a short row is a Parse error.
+  EXPECT_TRUE(TableTruth::Parse("model,batch_size,input_size,gpu_type,latency_ms\n"
+                                "resnet50,1,224,T4,5,0.5\n", "old.csv", *cat).ok());
+  auto bad = TableTruth::Parse("model,batch_size,input_size,gpu_type,latency_ms,speed\n", "b.csv", *cat);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().ToString().find("speed"), std::string::npos);
+  auto short_row = TableTruth::Parse(
+      "model,batch_size,input_size,gpu_type,latency_ms,demand,memory_mib,runtime\nresnet50,1,224,T4,5\n",
+      "s.csv", *cat);
+  ASSERT_FALSE(short_row.ok());
+  EXPECT_TRUE(short_row.status().IsParse());
+}
+
+}  // namespace
+}  // namespace hase::sim

@@ -17,10 +17,10 @@ std::vector<RuntimeProfile> MakeRuntimes() {
   r.push_back({"ort-cuda", "ort-cuda", false, Precision::kTf32, true, 5.0, 0.0, 0.0, true,
                "ONNX Runtime CUDA EP, Run() with host inputs: ort-cuda fusions, TF32 "
                "(use_tf32=1), launch + 5 us executor per kernel (prior), H2D/D2H copies"});
-  r.push_back({"ort-cuda-graph", "ort-cuda", false, Precision::kTf32, false, 0.0, 1.0, 10.0,
+  r.push_back({"ort-cuda-graph", "ort-cuda", false, Precision::kTf32, false, 0.0, 0.0, 10.0,
                false,
                "ONNX Runtime CUDA EP with enable_cuda_graph=1 and IO binding: one graph launch "
-               "(10 us) per batch, 1 us device gap per node, no copies"});
+               "(10 us) per batch, no per-kernel host cost, no copies"});
   r.push_back({"pytorch-eager", "none", true, Precision::kTf32Conv, true,
                kPytorchOpFloorUs - kDerivedLaunchUs, 0.0, 0.0, false,
                "PyTorch eager, inputs on the GPU: one kernel per operator incl. BatchNorm, cuDNN "

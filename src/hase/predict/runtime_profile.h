@@ -15,8 +15,10 @@
 //                   bencyq_hase collector's sess.run does exactly this, its README).
 //   ort-cuda-graph  ORT CUDA EP with enable_cuda_graph=1: IO binding with device buffers (ORT
 //                   requires it for CUDA graphs), no copies, no per-kernel host cost; one
-//                   cudaGraphLaunch per batch, ~1 µs device gap per graph node (NVIDIA,
-//                   "Getting Started with CUDA Graphs": 3.4 µs per 2.9 µs kernel in a graph).
+//                   cudaGraphLaunch per batch. Kernels then run back to back (their device-side
+//                   fixed cost is the estimator's kernel floor, as for stream launches; NVIDIA,
+//                   "Getting Started with CUDA Graphs": 3.4 µs per 2.9 µs kernel in a graph vs
+//                   3.8 µs launched back to back on a stream).
 //   pytorch-eager   PyTorch eager, inputs already on the GPU: one kernel per operator (fusion
 //                   "none") plus the BatchNormalization the ONNX exporter folded
 //                   (kernels/eager_batchnorm.h); cuDNN convs on TF32, matmul FP32 (PyTorch >=

@@ -415,7 +415,9 @@ void Daemon::OnExit(int64_t id, int attempt, int exit_code, double ended_s) {
   cv_.notify_all();
 }
 
-Result<TaskStore::Inserted> Daemon::Submit(const TaskSpec& spec) {
+Result<TaskStore::Inserted> Daemon::Submit(const TaskSpec& submitted) {
+  TaskSpec spec = submitted;
+  if (spec.runtime.empty()) spec.runtime = options_.default_runtime;
   HASE_ASSIGN_OR_RETURN(TaskStore::Inserted ins, store_->Insert(spec, Now()));
   std::lock_guard<std::mutex> lock(mu_);
   if (!ins.created) {

@@ -67,6 +67,9 @@ struct DaemonOptions {
   double load_max_age_s = 300;  // older DCGM snapshots are ignored (analytic-only), seconds
   bool executor = false;        // run task commands here (standalone mode)
   std::string executor_node;    // the node this executor runs; "" = every node (one-node setup)
+  // Runtime journalled with a task that names none (`hase serve --runtime`), so a restart with
+  // another --runtime does not re-price queued tasks; "" = leave it empty (latency tables).
+  std::string default_runtime;
   // Affects performance.
   double tick_s = 1.0;          // a cycle runs at least this often even without events, s
   int max_cycles_per_pass = 256;  // most queued tasks offered per pass (queue head first)
@@ -112,6 +115,7 @@ class Daemon {
   void Stop();
 
   // Accepts a task (journalled on return). `created` is false when spec.key was seen before.
+  // A spec without a runtime is journalled with DaemonOptions::default_runtime.
   Result<TaskStore::Inserted> Submit(const TaskSpec& spec);
   std::optional<TaskRecord> Get(int64_t id) const;
   // Newest first, at most `limit`, optionally only one state.

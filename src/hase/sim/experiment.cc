@@ -57,7 +57,8 @@ Result<ExperimentResult> RunExperiment(const sched::Cluster& cluster,
       if (memory[t.id] == 0) memory[t.id] = sched::MemoryNeedMib(t, *p);
       const std::string key = fmt::format("{},{},{},{}", t.model, t.batch_size, t.input_size,
                                           type.name);
-      if (!rows.count(key)) {
+      const std::string row_key = key + "," + t.runtime;
+      if (!rows.count(row_key)) {
         // The model's own memory need, not this task's override (Task::memory_mib, which the
         // oracle's profile carries): the row describes every task of the profile.
         double model_memory = p->memory_mib;
@@ -67,14 +68,14 @@ Result<ExperimentResult> RunExperiment(const sched::Cluster& cluster,
           const Result<sched::TaskProfile> own = oracle->Profile(plain, type);
           if (own.ok()) model_memory = own->memory_mib;
         }
-        rows[key] = fmt::format("{},{:.6g},{:.4g},{:.0f}\n", key,
-                                p->isolated_ms / static_cast<double>(t.num_batches), p->demand,
-                                model_memory);
+        rows[row_key] = fmt::format("{},{:.6g},{:.4g},{:.0f},{}\n", key,
+                                    p->isolated_ms / static_cast<double>(t.num_batches), p->demand,
+                                    model_memory, t.runtime);
       }
     }
   }
   ExperimentResult out;
-  out.profiles_csv = "model,batch_size,input_size,gpu_type,latency_ms,demand,memory_mib\n";
+  out.profiles_csv = "model,batch_size,input_size,gpu_type,latency_ms,demand,memory_mib,runtime\n";
   for (const auto& [key, row] : rows) out.profiles_csv += row;
   Report& report = out.report;
   report.cluster = cluster.name;

@@ -39,7 +39,8 @@ struct ExperimentResult {
   Report report;
   // The latency table the policies used: "model,batch_size,input_size,gpu_type,
   // latency_ms_per_batch,demand,memory_mib" rows, one per distinct (model, batch, input, type),
-  // sorted; written as profiles.csv (the format TableTruth reads, plus memory).
+  // sorted; written as profiles.csv (the format TableTruth reads: memory_mib is informative,
+  // runtime is the task's Task::runtime, empty = the run's --runtime).
   std::string profiles_csv;
   std::vector<SimResult> runs;  // one per policy, in report order
 };

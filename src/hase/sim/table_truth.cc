@@ -50,6 +50,8 @@ Result<TableTruth> TableTruth::Parse(const std::string& text, const std::string&
   std::string line;
   int line_no = 0;
   enum { kNone, kLatency, kPairs } section = kNone;
+  int demand_col = -1, runtime_col = -1;  // optional latency columns, -1 = absent
+  size_t columns = 0;                     // cells in the latency header
   while (std::getline(in, line)) {
     ++line_no;
     const std::string at = fmt::format("{}:{}", where, line_no);
@@ -59,8 +61,20 @@ Result<TableTruth> TableTruth::Parse(const std::string& text, const std::string&
       if (c.size() < 5 || c[1] != "batch_size" || c[2] != "input_size" || c[3] != "gpu_type" ||
           c[4] != "latency_ms") {
         return Status::Parse("latency header must be model,batch_size,input_size,gpu_type,"
-                             "latency_ms[,demand]", at);
+                             "latency_ms[,demand][,memory_mib][,runtime]", at);
       }
+      demand_col = runtime_col = -1;
+      for (size_t i = 5; i < c.size(); ++i) {
+        if (c[i] == "demand") {
+          demand_col = static_cast<int>(i);
+        } else if (c[i] == "runtime") {
+          runtime_col = static_cast<int>(i);
+        } else if (c[i] != "memory_mib") {
+          return Status::Parse("unknown latency column '" + c[i] + "'", at,
+                               "optional columns: demand, memory_mib, runtime");
+        }
+      }
+      columns = c.size();
       section = kLatency;
       continue;
     }
@@ -73,20 +87,27 @@ Result<TableTruth> TableTruth::Parse(const std::string& text, const std::string&
     }
     if (section == kNone) return Status::Parse("data before a header row", at);
     if (section == kLatency) {
-      if (c.size() < 5 || c.size() > 6) return Status::Parse("expected 5 or 6 cells", at);
+      // A five-column header also takes a sixth cell as the demand (the format before the
+      // header named its optional columns).
+      const bool legacy_demand = columns == 5 && c.size() == 6;
+      if (c.size() != columns && !legacy_demand) {
+        return Status::Parse(fmt::format("expected {} cells (as the header)", columns), at);
+      }
+      const int dcol = legacy_demand ? 5 : demand_col;
       Result<const GpuSpec*> g = catalog.Find(c[3]);
       if (!g.ok()) return g.status().WithContext(at);
       const int64_t batch = c[1].empty() ? -1 : static_cast<int64_t>(std::stoll(c[1]));
       const int64_t input = c[2].empty() ? -1 : static_cast<int64_t>(std::stoll(c[2]));
       HASE_ASSIGN_OR_RETURN(double ms, Number(c[4], at));
       double demand = 1.0;
-      if (c.size() == 6 && !c[5].empty()) {
-        HASE_ASSIGN_OR_RETURN(demand, Number(c[5], at));
+      if (dcol >= 0 && !c[dcol].empty()) {
+        HASE_ASSIGN_OR_RETURN(demand, Number(c[dcol], at));
       }
+      const std::string runtime = runtime_col >= 0 ? c[runtime_col] : "";
       if (!(ms > 0) || !(demand >= 0 && demand <= 1)) {
         return Status::InvalidArgument("latency_ms must be > 0 and demand in [0, 1]", at);
       }
-      t.latency_[{c[0], batch, input, (*g)->id}] = TrueProfile{ms, demand};
+      t.latency_[{c[0], batch, input, (*g)->id, runtime}] = TrueProfile{ms, demand};
     } else {
       if (c.size() != 4) return Status::Parse("expected 4 cells", at);
       Result<const GpuSpec*> g = catalog.Find(c[2]);
@@ -102,9 +123,13 @@ Result<TableTruth> TableTruth::Parse(const std::string& text, const std::string&
 
 Result<TrueProfile> TableTruth::Profile(const sched::Task& task,
                                         const sched::GpuType& type) const {
-  auto it = latency_.find({task.model, task.batch_size, task.input_size, type.name});
-  if (it == latency_.end()) it = latency_.find({task.model, task.batch_size, -1, type.name});
-  if (it == latency_.end()) it = latency_.find({task.model, -1, -1, type.name});
+  auto it = latency_.end();
+  for (const std::string& rt : {task.runtime, std::string()}) {
+    if (it == latency_.end()) it = latency_.find({task.model, task.batch_size, task.input_size, type.name, rt});
+    if (it == latency_.end()) it = latency_.find({task.model, task.batch_size, -1, type.name, rt});
+    if (it == latency_.end()) it = latency_.find({task.model, -1, -1, type.name, rt});
+    if (task.runtime.empty()) break;
+  }
   if (it == latency_.end()) {
     return Status::NotFound(
         fmt::format("no measured latency for {} (batch {}, input {}) on {}", task.model,

@@ -1,8 +1,12 @@
 // TableTruth (`--truth table:FILE`): measured isolated latencies, optional pairwise slowdowns.
 //
 // FILE is CSV with up to two sections, each starting with its header row:
-//   model,batch_size,input_size,gpu_type,latency_ms[,demand]
+//   model,batch_size,input_size,gpu_type,latency_ms[,demand][,memory_mib][,runtime]
 //   resnet50,32,224,A100-SXM4-40GB,41.2,0.9      latency per batch, ms; demand 0–1 (default 1)
+// The optional columns may come in any order after latency_ms (the header names them);
+// memory_mib is read and ignored (profiles.csv of `hase simulate --out` carries it); runtime
+// (predict/runtime_profile.h name, empty = any) matches Task::runtime first, then rows without
+// one.
 //   victim,other,gpu_type,slowdown
 //   resnet50,vgg16,A100-SXM4-40GB,1.7            victim's slowdown factor beside `other`
 // batch_size / input_size may be empty: the row then matches any (used when no exact row).
@@ -40,8 +44,9 @@ class TableTruth final : public TruthModel {
  private:
   std::string where_;
   sched::ContentionModel contention_;
-  // (model, batch or -1, input or -1, type id) → per-batch latency and demand.
-  std::map<std::tuple<std::string, int64_t, int64_t, std::string>, TrueProfile> latency_;
+  // (model, batch or -1, input or -1, type id, runtime or "") → per-batch latency and demand.
+  std::map<std::tuple<std::string, int64_t, int64_t, std::string, std::string>, TrueProfile>
+      latency_;
   std::map<std::tuple<std::string, std::string, std::string>, double> slowdown_;
 };
 
