@@ -162,6 +162,9 @@ int Run(const SimulateFlags& f) {
   sim::ExperimentOptions eo;
   eo.policies = *policies;
   eo.truth = f.truth;
+  eo.predictions = fmt::format("runtime {}, precision {}", po.runtime.name,
+                               po.precision ? PrecisionName(*po.precision)
+                                            : PrecisionName(po.runtime.default_precision));
   eo.seed = f.seed;
   eo.error_sigma = f.error_sigma;
   eo.hase.top_k = f.top_k;

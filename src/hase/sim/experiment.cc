@@ -80,6 +80,7 @@ Result<ExperimentResult> RunExperiment(const sched::Cluster& cluster,
   Report& report = out.report;
   report.cluster = cluster.name;
   report.workload = options.workload_name;
+  report.predictions = options.predictions;
   report.truth = truth->Name() == "analytic" && options.truth == "perfect" ? "perfect"
                                                                             : truth->Name();
   report.seed = options.seed;

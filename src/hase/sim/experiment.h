@@ -33,6 +33,8 @@ struct ExperimentOptions {
   bool show_progress = false;
   bool measure_decisions = true;
   std::string workload_name = "workload";
+  // What the policies' oracle assumes, for the report ("runtime ort-cuda, precision tf32").
+  std::string predictions;
 };
 
 struct ExperimentResult {

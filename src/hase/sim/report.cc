@@ -101,8 +101,9 @@ std::string FormatTable(const Report& report, bool with_timing) {
   for (size_t k = 0; k < report.gpu_types.size(); ++k) {
     out += fmt::format(" {}×{}", report.gpus_per_type[k], report.gpu_types[k]);
   }
-  out += fmt::format("), workload {} ({} tasks), truth {}, seed {}\n", report.workload,
-                     report.tasks, report.truth, report.seed);
+  out += fmt::format("), workload {} ({} tasks), truth {}, seed {}{}{}\n", report.workload,
+                     report.tasks, report.truth, report.seed,
+                     report.predictions.empty() ? "" : ", predictions: ", report.predictions);
   const LowerBound& lb = report.lower_bound;
   out += fmt::format("makespan lower bound {:.1f} s (longest task {:.1f} s, {} {:.1f} s)\n",
                      lb.value_ms() / 1000, lb.longest_task_ms / 1000,
@@ -180,6 +181,7 @@ std::string ReportJson(const Report& report, bool with_timing) {
   j["workload"] = report.workload;
   j["truth"] = report.truth;
   j["seed"] = report.seed;
+  if (!report.predictions.empty()) j["predictions"] = report.predictions;
   j["tasks"] = report.tasks;
   nlohmann::ordered_json types = nlohmann::ordered_json::array();
   for (size_t k = 0; k < report.gpu_types.size(); ++k) {

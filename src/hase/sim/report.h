@@ -42,6 +42,7 @@ struct Report {
   std::string workload;
   std::string truth;
   uint64_t seed = 0;
+  std::string predictions;  // ExperimentOptions::predictions ("" = not given)
   std::vector<std::string> gpu_types;  // Cluster::types names
   std::vector<int> gpus_per_type;
   int tasks = 0;
