@@ -84,8 +84,7 @@ Status CheckModelsExist(const std::vector<sched::Task>& tasks, const sim::Predic
       if (auto rt = FindRuntime(t.runtime); !rt.ok()) {
         return Status::InvalidArgument(
             fmt::format("task '{}': unknown runtime '{}'", t.name, t.runtime),
-            workload.empty() ? "<default workload>" : workload,
-            "use ort-cuda, ort-cuda-graph, pytorch-eager or tensorrt");
+            workload.empty() ? "<default workload>" : workload, rt.status().hint());
       }
     }
     if (!seen.insert(t.model).second) continue;

@@ -16,6 +16,11 @@ namespace hase {
 // ("onnx::Conv_" prefix).
 bool HasFoldedBatchNorm(const Kernel& k);
 
+// The "BatchNormalization(eager)" kernel PyTorch launches after `conv` (family kNormalization,
+// input = output = the conv's first output: reads and writes it once, 2 FLOP per element).
+// REQUIRES: conv.outputs is not empty.
+Kernel EagerBatchNormAfter(const Kernel& conv);
+
 // Inserts one "BatchNormalization(eager)" kernel (family kNormalization, input = output = the
 // conv's first output) after every kernel for which HasFoldedBatchNorm holds, and renumbers
 // Kernel::index. Returns the number of kernels inserted. Never fails.

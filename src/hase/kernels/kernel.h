@@ -47,6 +47,10 @@ enum class KernelFamily {
 // "conv", "grouped_conv", "gemm", "elementwise", "pooling", "normalization",
 // "data_movement", "other" — the names used in CSVs, JSON and model files. Never rename.
 const char* KernelFamilyName(KernelFamily f);
+// True for kConv and kGroupedConv (dense, grouped and depthwise convolutions).
+inline bool IsConvolution(KernelFamily f) {
+  return f == KernelFamily::kConv || f == KernelFamily::kGroupedConv;
+}
 
 // A tensor a kernel reads or writes. shape is fully bound (no symbolic dims) once a
 // KernelList has been built.

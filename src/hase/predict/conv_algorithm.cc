@@ -23,7 +23,7 @@ const char* ConvAlgorithmName(ConvAlgorithm a) {
 }
 
 std::optional<ConvShape> ConvShapeOf(const Kernel& k) {
-  if (k.family != KernelFamily::kConv && k.family != KernelFamily::kGroupedConv) return std::nullopt;
+  if (!IsConvolution(k.family)) return std::nullopt;
   if (k.inputs.empty() || k.inputs[0].shape.size() != 4) return std::nullopt;
   ConvShape s;
   const auto& x = k.inputs[0].shape;

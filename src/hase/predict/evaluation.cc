@@ -222,7 +222,7 @@ Kernel SampleToKernel(const KernelSample& s, Precision precision) {
   k.op_type = s.op;
   k.type = s.op;
   const DType dt = s.dtype;
-  if (s.family == KernelFamily::kConv || s.family == KernelFamily::kGroupedConv) {
+  if (IsConvolution(s.family)) {
     k.inputs = {{"x", {s.n, s.c, s.h, s.w}, dt}};
     k.weights = {{"w", {s.k, s.c / std::max<int64_t>(s.groups, 1), s.r, s.s}, dt}};
     k.outputs = {{"y", {s.n, s.k, s.out_h(), s.out_w()}, dt}};

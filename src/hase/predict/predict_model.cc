@@ -13,8 +13,6 @@ double CopyMs(const std::vector<TensorInfo>& ts, double gbps, double scale) {
   return gbps > 0 ? bytes / (gbps * 1e6) : 0.0;
 }
 
-bool IsConv(KernelFamily f) { return f == KernelFamily::kConv || f == KernelFamily::kGroupedConv; }
-
 }  // namespace
 
 Result<ModelLatency> PredictModel(const KernelList& kl, const GpuSpec& gpu,
@@ -71,7 +69,7 @@ Result<ModelLatency> PredictModel(const KernelList& kl, const GpuSpec& gpu,
       m.kernels.push_back(std::move(kt));
       continue;
     }
-    const ExecutionContext ctx{gpu, profile, load, EffectivePrecision(precision, IsConv(k.family))};
+    const ExecutionContext ctx{gpu, profile, load, EffectivePrecision(precision, IsConvolution(k.family))};
     Result<KernelEstimate> e = Status::Unsupported("no primary estimator");
     if (options.estimator != nullptr) {
       e = options.estimator->Estimate(k, ctx);

@@ -2,26 +2,42 @@
 
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "hase/predict/features.h"
 
 namespace hase::predict {
 
-namespace {
-
-struct Sums {
-  double aa = 0, ab = 0, bb = 0, a = 0, b = 0;
-  size_t n = 0;
-};
-
-// Sum of squared relative residuals for coefficients (c, d), from the sums:
-// Σ (c a + d b − 1)² = c² aa + 2 c d ab + d² bb − 2 c a − 2 d b + n.
-double Loss(const Sums& s, double c, double d) {
-  return c * c * s.aa + 2 * c * d * s.ab + d * d * s.bb - 2 * c * s.a - 2 * d * s.b +
-         static_cast<double>(s.n);
+void RelativeLeastSquares::Add(double a_i, double b_i) {
+  aa += a_i * a_i;
+  ab += a_i * b_i;
+  bb += b_i * b_i;
+  a += a_i;
+  b += b_i;
+  ++n;
 }
 
-}  // namespace
+std::pair<double, double> RelativeLeastSquares::Solve() const {
+  // Σ (c a + d b − 1)² = c² aa + 2 c d ab + d² bb − 2 c a − 2 d b + n.
+  auto loss = [&](double c, double d) {
+    return c * c * aa + 2 * c * d * ab + d * d * bb - 2 * c * a - 2 * d * b;
+  };
+  std::pair<double, double> best{0, 0};
+  double best_loss = std::numeric_limits<double>::infinity();
+  auto consider = [&](double c, double d) {
+    if (!(c >= 0) || !(d >= 0) || !std::isfinite(c) || !std::isfinite(d)) return;
+    const double l = loss(c, d);
+    if (l < best_loss) {
+      best_loss = l;
+      best = {c, d};
+    }
+  };
+  const double det = aa * bb - ab * ab;
+  if (det > 0) consider((a * bb - b * ab) / det, (b * aa - a * ab) / det);
+  if (aa > 0) consider(a / aa, 0);
+  if (bb > 0) consider(0, b / bb);
+  return best;
+}
 
 std::string RooflineBaseline::Key(const KernelSample& s) {
   return std::string(KernelFamilyName(s.family)) + (s.includes_transfer ? "+transfer" : "");
@@ -29,40 +45,19 @@ std::string RooflineBaseline::Key(const KernelSample& s) {
 
 RooflineBaseline RooflineBaseline::Fit(const std::vector<KernelSample>& rows,
                                        const std::vector<const GpuSpec*>& gpus) {
-  std::map<std::string, Sums> sums;
+  std::map<std::string, RelativeLeastSquares> sums;
   for (size_t i = 0; i < rows.size() && i < gpus.size(); ++i) {
     const KernelSample& s = rows[i];
     if (!(s.latency_ms > 0) || gpus[i] == nullptr) continue;
     const Roofline r = FixedRoofline(s, *gpus[i]);
     if (!(r.compute_ms > 0) && !(r.memory_ms > 0)) continue;
-    const double a = r.compute_ms / s.latency_ms, b = r.memory_ms / s.latency_ms;
-    Sums& q = sums[Key(s)];
-    q.aa += a * a;
-    q.ab += a * b;
-    q.bb += b * b;
-    q.a += a;
-    q.b += b;
-    ++q.n;
+    sums[Key(s)].Add(r.compute_ms / s.latency_ms, r.memory_ms / s.latency_ms);
   }
   RooflineBaseline out;
   for (const auto& [key, q] : sums) {
-    Coefficients best;
-    best.rows = q.n;
-    double best_loss = std::numeric_limits<double>::infinity();
-    auto consider = [&](double c, double d) {
-      if (!(c >= 0) || !(d >= 0) || !std::isfinite(c) || !std::isfinite(d)) return;
-      const double l = Loss(q, c, d);
-      if (l < best_loss) {
-        best_loss = l;
-        best.c = c;
-        best.d = d;
-      }
-    };
-    const double det = q.aa * q.bb - q.ab * q.ab;
-    if (det > 0) consider((q.a * q.bb - q.b * q.ab) / det, (q.b * q.aa - q.a * q.ab) / det);
-    if (q.aa > 0) consider(q.a / q.aa, 0);
-    if (q.bb > 0) consider(0, q.b / q.bb);
-    out.coef_[key] = best;
+    Coefficients& c = out.coef_[key];
+    std::tie(c.c, c.d) = q.Solve();
+    c.rows = q.n;
   }
   return out;
 }

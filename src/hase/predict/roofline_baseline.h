@@ -15,6 +15,7 @@
 #pragma once
 
 #include <map>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,17 @@
 #include "hase/predict/kernel_sample.h"
 
 namespace hase::predict {
+
+// The fit behind the baseline, for any pair of roofline terms (kernel level here, model level in
+// tools/timm_check): Add(x / t, y / t) per row, then Solve() returns the (c, d) ≥ 0 minimising
+// Σ (c·a + d·b − 1)² — the joint least-squares solution when both are ≥ 0, else the better
+// one-coefficient fit; (0, 0) without usable rows.
+struct RelativeLeastSquares {
+  double aa = 0, ab = 0, bb = 0, a = 0, b = 0;
+  size_t n = 0;
+  void Add(double a_i, double b_i);
+  std::pair<double, double> Solve() const;
+};
 
 class RooflineBaseline {
  public:

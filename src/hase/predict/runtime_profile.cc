@@ -51,8 +51,10 @@ Result<RuntimeProfile> FindRuntime(std::string_view name) {
   for (const auto& r : Runtimes()) {
     if (r.name == n) return r;
   }
+  std::string names;
+  for (const auto& r : Runtimes()) names += (names.empty() ? "" : ", ") + r.name;
   return Status::InvalidArgument("unknown runtime '" + std::string(name) + "'", "",
-                                 "use ort-cuda, ort-cuda-graph, pytorch-eager or tensorrt");
+                                 "use one of " + names);
 }
 
 const RuntimeProfile& DefaultRuntime() { return Runtimes().front(); }

@@ -139,7 +139,6 @@ HasePlugin::Placement HasePlugin::Estimate(const Task& task, const GpuState& gpu
   best.start_ms = std::max(now, gpu.projected_finish_ms);
   best.not_before_ms = best.start_ms;
   best.end_ms = best.start_ms + p.isolated_ms * model.Slowdown(p.demand, bg);
-  best.gpu_finish_ms = best.end_ms;
   // Sharing, now, when it is a predicted gain (the GPU's isolated-work throughput, Σ over its
   // tasks of 1 / slowdown, rises by colocation_margin) or, with short_wait_share, a short
   // task beside a long wait (what it suffers, iso × (slowdown − 1), bounds what it costs the
@@ -155,17 +154,11 @@ HasePlugin::Placement HasePlugin::Estimate(const Task& task, const GpuState& gpu
     share.not_before_ms = now;
     const double wall = p.isolated_ms * model.Slowdown(p.demand, total);
     share.end_ms = now + wall;
-    double finish = share.end_ms;
     for (const RunningTask& r : gpu.running) {
       const double s_j = model.Slowdown(r.demand, total - r.demand);
       const double s_j_with = model.Slowdown(r.demand, total - r.demand + p.demand);
-      const double rem = r.RemainingAt(now);
-      const double extra = (s_j_with - s_j) / s_j * std::min(rem * s_j, wall);
-      share.inflicted_ms += extra;
-      finish = std::max(finish, now + rem * s_j + extra);  // the co-runner ends later too
+      share.inflicted_ms += (s_j_with - s_j) / s_j * std::min(r.RemainingAt(now) * s_j, wall);
     }
-    share.gpu_finish_ms = std::max(finish + share.inflicted_ms / std::max<size_t>(1, gpu.running.size()),
-                                   gpu.projected_finish_ms);
     if (share.end_ms + w * share.inflicted_ms < best.end_ms + w * best.inflicted_ms) best = share;
   }
   return best;

@@ -102,7 +102,7 @@ class HasePlugin final : public FilterPlugin,
   // Stage 1 through the index (HaseOptions::indexed). Per class of interchangeable GPUs
   // (ClusterState::GpuClass) the cost C_g + w·I_g of a GPU is min(alone, sharing): alone is
   // max(now, projected finish) + isolated time, monotone in the projected finish, and sharing
-  // costs at least now + isolated × Slowdown(GPU's total demand). So it evaluates exactly:
+  // costs at least now + isolated × Slowdown(its demand, GPU's total demand). So it evaluates exactly:
   // irregular and reserved GPUs, one idle GPU per class, the top_k earliest-finishing busy
   // GPUs per class, and shareable GPUs in increasing demand while that lower bound does not
   // exceed the top_k-th best cost found (threshold algorithm). Every GPU left out costs more
@@ -116,7 +116,7 @@ class HasePlugin final : public FilterPlugin,
     double start_ms = 0;       // predicted start
     double end_ms = 0;         // predicted completion C_g
     double inflicted_ms = 0;   // Σ extra time of the tasks already there, I_g
-    double gpu_finish_ms = 0;  // the GPU's projected finish with the task
+    double gpu_finish_ms = 0;  // the GPU's projected finish with the task (Predict only)
     double not_before_ms = 0;  // the start it waits for (now, or when the GPU drains)
   };
   // Exact: PredictTimeline with and without the task (Select, for the top_k). On a GPU
@@ -128,8 +128,9 @@ class HasePlugin final : public FilterPlugin,
   bool MayBackfill(const Task& task, const GpuState& gpu, const CycleState& cycle) const;
   // O(running tasks), no allocation (Score, for every GPU): sharing now at the current
   // slowdown (when a slot and memory are free), or alone from GpuState::projected_finish_ms;
-  // the inflicted time of sharing is Σ_j kappa·demand·min(r_j, W / s_j) for co-runner j with
-  // r_j isolated ms left at slowdown s_j and the task's wall time W.
+  // the inflicted time of sharing is Σ_j (s'_j − s_j) / s_j · min(r_j · s_j, W) for co-runner j
+  // with r_j isolated ms left, slowdown s_j without the task and s'_j with it, and the task's
+  // wall time W (the progress j loses while they overlap).
   Placement Estimate(const Task& task, const GpuState& gpu, const CycleState& cycle) const;
 
  private:

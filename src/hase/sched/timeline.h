@@ -1,6 +1,6 @@
 // PredictTimeline: when each task on one GPU will finish, under the ContentionModel.
 //
-// Runs the GPU forward in predicted time: running tasks progress at 1 / Slowdown(co-runners'
+// Runs the GPU forward in predicted time: running tasks progress at 1 / Slowdown(own demand, co-runners'
 // demand + background) of isolated speed; when one finishes the rates change; queued tasks
 // (and an optional extra task) start in FIFO order as soon as memory and a slot allow. Exact
 // for the model (rates are piecewise constant), O(n²) for n tasks — n is bounded by the

@@ -139,7 +139,7 @@ Result<TaskSpec> TaskSpecFromJson(const json& j) {
   HASE_ASSIGN_OR_RETURN(s.runtime, GetString(j, "runtime"));
   if (!s.runtime.empty()) {
     Result<RuntimeProfile> rt = FindRuntime(s.runtime);
-    if (!rt.ok()) return Bad("runtime", "is not a runtime: use ort-cuda, ort-cuda-graph, pytorch-eager or tensorrt");
+    if (!rt.ok()) return Bad("runtime", "is not a runtime: " + rt.status().hint());
     s.runtime = rt->name;
   }
   return s;

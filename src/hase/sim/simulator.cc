@@ -174,9 +174,11 @@ void Sim::Reprice(int gpu) {
     r.remaining_true = std::max(0.0, r.remaining_true - (now - r.last_ms) / r.slowdown);
     r.last_ms = now;
   }
+  TruthModel::CoRunners others;  // reused: one allocation per re-price, not per task
+  others.reserve(ids.size());
   for (int id : ids) {
     Run& r = runs_[id];
-    TruthModel::CoRunners others;
+    others.clear();
     for (int other : ids) {
       if (other != id) others.emplace_back(&tasks_[other], runs_[other].demand_true);
     }
