@@ -20,6 +20,7 @@
 #include "hase/service/daemon.h"
 #include "hase/service/extender.h"
 #include "hase/service/latency_table.h"
+#include "hase/service/pod_watcher.h"
 #include "hase/sim/predictor_oracle.h"
 #include "hase/telemetry/dcgm_scraper.h"
 #include "hase/telemetry/http_get.h"
@@ -41,8 +42,11 @@ struct ServeFlags {
   bool executor = false;
   std::string executor_node;
   std::string kube_api;
+  std::string kube_token_file;
+  std::string kube_ca;
+  std::string kube_pod_selector;
   std::string catalog;
-  std::string models = HASE_DATA_DIR "/../models";
+  std::string models = DefaultModelsDir();
   std::string precision;  // empty = the runtime's default
   std::string runtime = DefaultRuntime().name;
   std::string latency_table;
@@ -111,7 +115,21 @@ int Run(const ServeFlags& f) {
   if (Status st = (*daemon)->Start(); !st.ok()) return Fail(st);
   if (scraper) scraper->Start();
 
-  service::Extender extender(**daemon, service::ExtenderOptions{f.kube_api, 5.0});
+  service::ExtenderOptions eo;
+  eo.api_server = f.kube_api;
+  eo.token_file = f.kube_token_file;
+  eo.ca_file = f.kube_ca;
+  std::unique_ptr<service::PodWatcher> pod_watcher;
+  if (!f.kube_api.empty()) {
+    // Checked before anything listens: a bad --kube-api is one clear error at start.
+    auto kube = service::KubeClient::Create({f.kube_api, f.kube_token_file, f.kube_ca, eo.timeout_s});
+    if (!kube.ok()) return Fail(kube.status());
+    service::PodWatcherOptions wo;
+    wo.label_selector = f.kube_pod_selector;
+    pod_watcher = std::make_unique<service::PodWatcher>(**daemon, std::move(kube).value(), wo);
+    pod_watcher->Start();
+  }
+  service::Extender extender(**daemon, eo);
   service::ApiServer api(**daemon, extender);
   const size_t colon = f.listen.rfind(':');
   if (colon == std::string::npos) {
@@ -138,6 +156,7 @@ int Run(const ServeFlags& f) {
   api.Run();
   pthread_kill(waiter.native_handle(), SIGTERM);  // release the waiter if Run ended first
   waiter.join();
+  if (pod_watcher) pod_watcher->Stop();
   if (scraper) scraper->Stop();
   (*daemon)->Stop();
   return 0;
@@ -162,7 +181,11 @@ Command AddServeCommand(CLI::App& parent) {
   a.add_option("--load-max-age", flags->load_max_age_s, "DCGM readings older than this are ignored (s)");
   a.add_flag("--executor", flags->executor, "Run task commands here (standalone mode)");
   a.add_option("--executor-node", flags->executor_node, "Node this executor runs (default: every node)");
-  a.add_option("--kube-api", flags->kube_api, "Kubernetes API URL for bindings, e.g. http://127.0.0.1:8001");
+  a.add_option("--kube-api", flags->kube_api,
+               "Kubernetes API for bindings and the pod watcher: a URL (http://127.0.0.1:8001 = kubectl proxy) or in-cluster");
+  a.add_option("--kube-token-file", flags->kube_token_file, "Bearer token file for --kube-api (in-cluster: the service account's)");
+  a.add_option("--kube-ca", flags->kube_ca, "CA bundle for an https --kube-api (in-cluster: the service account's)");
+  a.add_option("--kube-pod-selector", flags->kube_pod_selector, "Label selector of the pods the watcher lists (default: all)");
   a.add_option("--catalog", flags->catalog, "GPU catalog YAML (default: built in)");
   a.add_option("--models", flags->models, "Directory of zoo .onnx models for the predictor oracle");
   a.add_option("--precision", flags->precision, "Arithmetic for the predictor oracle: tf32, tf32-conv, fp32, fp16, tensor (default: the runtime's)");

@@ -33,7 +33,7 @@ struct SimulateFlags {
   std::string runtime = DefaultRuntime().name;
   uint64_t seed = 1;
   std::string out;
-  std::string models = HASE_DATA_DIR "/../models";
+  std::string models = DefaultModelsDir();
   std::string catalog;
   double error_sigma = 0.15;
   int top_k = 4;

@@ -31,6 +31,10 @@ inline CLI::Validator NonNegativeInteger() {
       "UINT", "NonNegativeInteger");
 }
 
+// The model zoo directory: <prefix>/share/hase/models next to an installed `hase`
+// (cmake --install), else the source tree's models/ (install_paths.cc).
+std::string DefaultModelsDir();
+
 // Each Add*Command adds its subcommand to `parent`. Defined in cmd_<name>.cc.
 Command AddKernelsCommand(CLI::App& parent);
 Command AddGpusCommand(CLI::App& parent);

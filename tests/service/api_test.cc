@@ -42,7 +42,10 @@ class ApiTest : public ::testing::Test {
     });
     kube_port_ = kube_.bind_to_any_port("127.0.0.1");
     kube_thread_ = std::thread([this] { kube_.listen_after_bind(); });
-    extender_ = std::make_unique<Extender>(*daemon_, ExtenderOptions{"http://127.0.0.1:" + std::to_string(kube_port_), 2});
+    ExtenderOptions eo;
+    eo.api_server = "http://127.0.0.1:" + std::to_string(kube_port_);
+    eo.timeout_s = 2;
+    extender_ = std::make_unique<Extender>(*daemon_, eo);
     api_ = std::make_unique<ApiServer>(*daemon_, *extender_);
     auto port = api_->Bind("127.0.0.1", 0);
     ASSERT_TRUE(port.ok());

@@ -434,6 +434,15 @@ Result<TaskStore::Inserted> Daemon::Submit(const TaskSpec& submitted) {
   return ins;
 }
 
+std::optional<TaskRecord> Daemon::FindByKey(const std::string& key) const {
+  if (key.empty()) return std::nullopt;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [id, r] : tasks_) {
+    if (r.spec.key == key) return r;
+  }
+  return std::nullopt;
+}
+
 std::optional<TaskRecord> Daemon::Get(int64_t id) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = tasks_.find(id);
@@ -651,6 +660,15 @@ std::vector<double> Daemon::PredictCompletion(const sched::Task& task) const {
     if (tl.extra && std::isfinite(tl.extra->end_ms)) out[g.id] = ToS(tl.extra->end_ms);
   }
   return out;
+}
+
+Status Daemon::CheckPredictable(const sched::Task& task) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const sched::CycleState cycle = CycleForLocked(task);
+  for (const auto& p : cycle.profile) {
+    if (p.ok()) return Status::OK();
+  }
+  return cycle.profile.empty() ? Status::NotFound("the cluster has no GPU types") : cycle.profile.front().status();
 }
 
 Result<TaskRecord> Daemon::BindExternal(const TaskSpec& spec, const std::string& node) {

@@ -118,6 +118,8 @@ class Daemon {
   // A spec without a runtime is journalled with DaemonOptions::default_runtime.
   Result<TaskStore::Inserted> Submit(const TaskSpec& spec);
   std::optional<TaskRecord> Get(int64_t id) const;
+  // The task submitted with client key `key` (TaskSpec::key), if any.
+  std::optional<TaskRecord> FindByKey(const std::string& key) const;
   // Newest first, at most `limit`, optionally only one state.
   std::vector<TaskRecord> List(std::optional<TaskState> state, size_t limit) const;
   // Cancels a queued, bound or running task (kills its process). NotFound for an unknown id;
@@ -141,6 +143,9 @@ class Daemon {
   // cannot run (failed GPU, too little memory, no profile). Uses the policy's oracle and
   // contention model on the live state.
   std::vector<double> PredictCompletion(const sched::Task& task) const;
+  // OK when the oracle can price `task` on at least one GPU type of the cluster; otherwise the
+  // oracle's error for the first type (e.g. NotFound: the model is not in the model directory).
+  Status CheckPredictable(const sched::Task& task) const;
   // Records a placement decided by kube-scheduler: a running task on the best GPU of `node`.
   // Idempotent by spec.key. Errors: NotFound (node), InvalidArgument (nothing fits there).
   Result<TaskRecord> BindExternal(const TaskSpec& spec, const std::string& node);

@@ -6,7 +6,6 @@
 #include <limits>
 
 #include <fmt/format.h>
-#include <httplib.h>
 
 #include "hase/service/task_json.h"
 #include "hase/telemetry/http_get.h"
@@ -187,11 +186,16 @@ Result<json> Extender::Filter(std::string_view body) {
     TaskRecord tmp;
     tmp.spec = *spec;
     std::map<std::string, double> c = NodeCompletion(daemon_, daemon_.PredictCompletion(tmp.ToSchedTask()), spec->gpus);
+    // Why no GPU can host it, when the reason is the model rather than the nodes.
+    const Status predictable = daemon_.CheckPredictable(tmp.ToSchedTask());
     for (size_t i = 0; i < cands->names.size(); ++i) {
       const std::string& n = cands->names[i];
       auto it = c.find(n);
       if (it == c.end()) {
         out["FailedAndUnresolvableNodes"][n] = "hase: node is not in hase's cluster file";
+        pass[i] = false;
+      } else if (!std::isfinite(it->second) && !predictable.ok()) {
+        out["FailedAndUnresolvableNodes"][n] = "hase: cannot predict " + spec->model + ": " + predictable.message();
         pass[i] = false;
       } else if (!std::isfinite(it->second)) {
         out["FailedAndUnresolvableNodes"][n] =
@@ -255,6 +259,21 @@ Result<json> Extender::Prioritize(std::string_view body) {
   return out;
 }
 
+Extender::Extender(Daemon& daemon, ExtenderOptions options) : daemon_(daemon), options_(std::move(options)) {
+  if (options_.api_server.empty()) {
+    kube_error_ = Status::InvalidArgument("hase was started without --kube-api, so it cannot bind pods",
+                                          "give --kube-api (a kubectl proxy URL or in-cluster), or drop bindVerb "
+                                          "from the extender configuration");
+    return;
+  }
+  Result<KubeClient> c = KubeClient::Create({options_.api_server, options_.token_file, options_.ca_file, options_.timeout_s});
+  if (c.ok()) {
+    kube_.emplace(std::move(c).value());
+  } else {
+    kube_error_ = c.status();
+  }
+}
+
 Result<json> Extender::Bind(std::string_view body) {
   json args = json::parse(body.begin(), body.end(), nullptr, false);
   if (args.is_discarded() || !args.is_object()) return Status::InvalidArgument("bind body is not a JSON object");
@@ -262,37 +281,67 @@ Result<json> Extender::Bind(std::string_view body) {
     const json* v = FindCaseInsensitive(args, k);
     return v && v->is_string() ? v->get<std::string>() : std::string();
   };
-  const std::string name = str("PodName"), ns = str("PodNamespace"), uid = str("PodUID"), node = str("Node");
+  const std::string name = str("PodName"), uid = str("PodUID"), node = str("Node");
+  const std::string ns = str("PodNamespace").empty() ? "default" : str("PodNamespace");
   if (name.empty() || node.empty()) return json{{"Error", "hase: bind needs PodName and Node"}};
+  // Only pods hase filtered/prioritized, and only the pod (UID) it saw.
   std::optional<TaskSpec> spec;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = pods_.find(uid.empty() ? (ns.empty() ? "default" : ns) + "/" + name : uid);
-    if (it == pods_.end()) it = pods_.find((ns.empty() ? "default" : ns) + "/" + name);
+    auto it = uid.empty() ? pods_.end() : pods_.find(uid);
+    if (it == pods_.end()) it = pods_.find(ns + "/" + name);
     if (it != pods_.end()) spec = it->second;
   }
-  if (!spec) return json{{"Error", "hase: unknown pod " + ns + "/" + name + " (bind without filter/prioritize)"}};
-  Result<TaskRecord> r = daemon_.BindExternal(*spec, node);
-  if (!r.ok()) return json{{"Error", "hase: " + r.status().ToString()}};
-  if (!options_.api_server.empty()) {
-    Result<telemetry::HttpUrl> u = telemetry::ParseHttpUrl(options_.api_server);
-    if (!u.ok()) return json{{"Error", "hase: " + u.status().ToString()}};
-    httplib::Client cli(u->host, u->port);
-    cli.set_connection_timeout(static_cast<time_t>(options_.timeout_s), 0);
-    cli.set_read_timeout(static_cast<time_t>(options_.timeout_s), 0);
-    json binding = {{"apiVersion", "v1"},
-                    {"kind", "Binding"},
-                    {"metadata", {{"name", name}, {"namespace", ns.empty() ? "default" : ns}}},
-                    {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}}};
-    if (!uid.empty()) binding["metadata"]["uid"] = uid;
-    const std::string path = fmt::format("/api/v1/namespaces/{}/pods/{}/binding", ns.empty() ? "default" : ns, name);
-    auto res = cli.Post(path.c_str(), binding.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), "application/json");
-    if (!res) return json{{"Error", "hase: binding POST failed: " + httplib::to_string(res.error())}};
-    if (res->status != 200 && res->status != 201) {
-      return json{{"Error", fmt::format("hase: API server answered {} to the binding: {}", res->status, res->body)}};
-    }
+  if (!spec) return json{{"Error", "hase: unknown pod " + ns + "/" + name + " (hase binds only pods it filtered)"}};
+  if (!uid.empty() && spec->key != "k8s:" + uid && spec->key != "k8s:" + ns + "/" + name) {
+    return json{{"Error", fmt::format("hase: pod {}/{} has UID {}, not the pod hase filtered ({})", ns, name, uid,
+                                      spec->key.substr(4))}};
   }
-  return json{{"Error", ""}};
+  // Already journalled (a retried bind): same node is success, another node an error.
+  if (std::optional<TaskRecord> r = daemon_.FindByKey(spec->key); r && !r->node.empty() && !IsTerminal(r->state)) {
+    if (r->node == node) return json{{"Error", ""}};
+    return json{{"Error", fmt::format("hase: pod {}/{} is already bound to {}", ns, name, r->node)}};
+  }
+  if (!kube_) return json{{"Error", "hase: " + kube_error_.ToString()}};
+  return BindOnApiServer(*spec, ns, name, uid, node);
+}
+
+Result<json> Extender::BindOnApiServer(const TaskSpec& spec, const std::string& ns, const std::string& name,
+                                       const std::string& uid, const std::string& node) {
+  auto record = [&]() -> json {
+    Result<TaskRecord> r = daemon_.BindExternal(spec, node);
+    if (!r.ok()) return json{{"Error", "hase: the pod is bound but hase could not record it: " + r.status().ToString()}};
+    return json{{"Error", ""}};
+  };
+  std::string last = "no answer";
+  for (int attempt = 0; attempt < std::max(1, options_.bind_attempts); ++attempt) {
+    Result<BindOutcome> out = kube_->Bind(ns, name, uid, node);
+    if (!out.ok()) return json{{"Error", "hase: " + out.status().ToString()}};
+    if (*out == BindOutcome::kBound) return record();
+    // 409 or no answer: the pod says whether (and where) it is bound.
+    Result<json> pod = kube_->GetPod(ns, name);
+    if (!pod.ok()) {
+      last = pod.status().ToString();
+      if (*out == BindOutcome::kConflict || pod.status().IsNotFound()) break;
+      continue;
+    }
+    const json& p = *pod;
+    const std::string bound_to = p.contains("spec") && p["spec"].is_object() && p["spec"].contains("nodeName") &&
+                                         p["spec"]["nodeName"].is_string()
+                                     ? p["spec"]["nodeName"].get<std::string>()
+                                     : "";
+    const std::string pod_uid = p.contains("metadata") && p["metadata"].is_object() && p["metadata"].contains("uid") &&
+                                        p["metadata"]["uid"].is_string()
+                                    ? p["metadata"]["uid"].get<std::string>()
+                                    : "";
+    if (!uid.empty() && !pod_uid.empty() && pod_uid != uid) {
+      return json{{"Error", fmt::format("hase: pod {}/{} now has UID {} (the pod hase filtered is gone)", ns, name, pod_uid)}};
+    }
+    if (bound_to == node) return record();
+    if (!bound_to.empty()) return json{{"Error", fmt::format("hase: pod {}/{} is already bound to {}", ns, name, bound_to)}};
+    last = *out == BindOutcome::kConflict ? "409 Conflict but the pod has no node" : "no answer from the API server";
+  }
+  return json{{"Error", fmt::format("hase: binding {}/{} to {} failed: {}", ns, name, node, last)}};
 }
 
 }  // namespace hase::service

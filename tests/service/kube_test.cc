@@ -1,0 +1,388 @@
+// The Kubernetes path end to end against a stand-in API server over real HTTP: extender bind
+// (201, 409, a late answer, refusals, UID and name checks) and the pod watcher (list, watch,
+// re-list) marking hase's tasks succeeded / failed / cancelled. Pods and events are shaped as
+// the core/v1 API serves them.
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include "hase/service/daemon.h"
+#include "hase/service/extender.h"
+#include "hase/service/kube_client.h"
+#include "hase/service/pod_watcher.h"
+#include "service_fixture.h"
+
+namespace hase::service {
+namespace {
+
+using nlohmann::json;
+
+// A pod as the API server returns it (trimmed to the fields hase reads plus a few real ones).
+json MakePod(const std::string& ns, const std::string& name, const std::string& uid, const std::string& model = "resnet50") {
+  return json{{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata",
+               {{"name", name},
+                {"namespace", ns},
+                {"uid", uid},
+                {"resourceVersion", "1"},
+                {"annotations", {{"hase.io/model", model}, {"hase.io/batch", "8"}, {"hase.io/samples", "800"}}}}},
+              {"spec",
+               {{"schedulerName", "default-scheduler"},
+                {"containers", json::array({{{"name", "infer"},
+                                             {"image", "nvcr.io/nvidia/tritonserver:24.05-py3"},
+                                             {"resources", {{"limits", {{"nvidia.com/gpu", "1"}}}}}}})}}},
+              {"status", {{"phase", "Pending"}}}};
+}
+
+// Stand-in kube-apiserver: pods, the binding subresource, list and watch.
+class FakeApiServer {
+ public:
+  enum class BindMode { kNormal, kRefuse, kLate };
+
+  FakeApiServer() {
+    server_.Post(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+)/binding)", [this](const httplib::Request& req, httplib::Response& res) {
+      std::unique_lock<std::mutex> l(mu_);
+      ++binding_posts_;
+      const std::string key = req.matches[1].str() + "/" + req.matches[2].str();
+      json b = json::parse(req.body, nullptr, false);
+      auto it = pods_.find(key);
+      if (mode_ == BindMode::kRefuse) {
+        res.status = 403;
+        res.set_content(R"({"kind":"Status","apiVersion":"v1","status":"Failure","message":"pods \")" + req.matches[2].str() +
+                            R"(\" is forbidden: User \"system:serviceaccount:kube-system:hase\" cannot create resource \"pods/binding\"","reason":"Forbidden","code":403})",
+                        "application/json");
+        return;
+      }
+      if (it == pods_.end()) {
+        res.status = 404;
+        res.set_content(R"({"kind":"Status","status":"Failure","reason":"NotFound","code":404})", "application/json");
+        return;
+      }
+      if (b["metadata"].contains("uid") && b["metadata"]["uid"] != it->second["metadata"]["uid"]) {
+        res.status = 409;
+        res.set_content(R"({"kind":"Status","status":"Failure","message":"Precondition failed: UID in precondition","reason":"Conflict","code":409})",
+                        "application/json");
+        return;
+      }
+      if (it->second["spec"].contains("nodeName")) {
+        res.status = 409;
+        res.set_content(R"({"kind":"Status","status":"Failure","message":"pod is already assigned to node","reason":"Conflict","code":409})",
+                        "application/json");
+        return;
+      }
+      it->second["spec"]["nodeName"] = b["target"]["name"];
+      if (mode_ == BindMode::kLate) {
+        l.unlock();
+        std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // past the client's 1 s timeout
+        l.lock();
+      }
+      res.status = 201;
+      res.set_content(R"({"kind":"Status","apiVersion":"v1","status":"Success","code":201})", "application/json");
+    });
+    server_.Get(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+      std::lock_guard<std::mutex> l(mu_);
+      auto it = pods_.find(req.matches[1].str() + "/" + req.matches[2].str());
+      if (it == pods_.end()) {
+        res.status = 404;
+        res.set_content(R"({"kind":"Status","status":"Failure","reason":"NotFound","code":404})", "application/json");
+        return;
+      }
+      res.set_content(it->second.dump(), "application/json");
+    });
+    server_.Get("/api/v1/pods", [this](const httplib::Request& req, httplib::Response& res) {
+      if (req.get_param_value("watch") != "1") {
+        std::lock_guard<std::mutex> l(mu_);
+        ++lists_;
+        json items = json::array();
+        for (auto& [k, p] : pods_) items.push_back(p);
+        res.set_content(json{{"kind", "PodList"}, {"apiVersion", "v1"}, {"metadata", {{"resourceVersion", std::to_string(rv_)}}}, {"items", items}}.dump(),
+                        "application/json");
+        return;
+      }
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        ++watches_;
+      }
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+      res.set_chunked_content_provider("application/json", [this, deadline](size_t, httplib::DataSink& sink) {
+        std::unique_lock<std::mutex> l(mu_);
+        cv_.wait_for(l, std::chrono::milliseconds(50), [&] { return !events_.empty() || stop_; });
+        while (!events_.empty()) {
+          const std::string line = events_.front().dump() + "\n";
+          events_.pop_front();
+          sink.write(line.data(), line.size());
+        }
+        if (stop_ || std::chrono::steady_clock::now() > deadline) sink.done();
+        return true;
+      });
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+  }
+  ~FakeApiServer() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    server_.stop();
+    thread_.join();
+  }
+
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  void AddPod(const json& pod) {
+    std::lock_guard<std::mutex> l(mu_);
+    pods_[pod["metadata"]["namespace"].get<std::string>() + "/" + pod["metadata"]["name"].get<std::string>()] = pod;
+  }
+  // Changes a pod and sends the watch event, as the API server does.
+  void Update(const std::string& key, const std::function<void(json&)>& f, const std::string& type = "MODIFIED") {
+    std::lock_guard<std::mutex> l(mu_);
+    json& p = pods_.at(key);
+    f(p);
+    p["metadata"]["resourceVersion"] = std::to_string(++rv_);
+    events_.push_back(json{{"type", type}, {"object", p}});
+    if (type == "DELETED") pods_.erase(key);
+    cv_.notify_all();
+  }
+  void Remove(const std::string& key) {
+    std::lock_guard<std::mutex> l(mu_);
+    pods_.erase(key);
+  }
+  json Pod(const std::string& key) {
+    std::lock_guard<std::mutex> l(mu_);
+    return pods_.at(key);
+  }
+  void SetMode(BindMode m) {
+    std::lock_guard<std::mutex> l(mu_);
+    mode_ = m;
+  }
+  int binding_posts() {
+    std::lock_guard<std::mutex> l(mu_);
+    return binding_posts_;
+  }
+  int lists() {
+    std::lock_guard<std::mutex> l(mu_);
+    return lists_;
+  }
+  int watches() {
+    std::lock_guard<std::mutex> l(mu_);
+    return watches_;
+  }
+
+ private:
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, json> pods_;
+  std::deque<json> events_;
+  BindMode mode_ = BindMode::kNormal;
+  int binding_posts_ = 0, lists_ = 0, watches_ = 0, rv_ = 100;
+  bool stop_ = false;
+};
+
+class KubeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = hase::testing::FreshDir("kube");
+    DaemonOptions o;
+    o.state_dir = dir_;
+    o.tick_s = 0.05;
+    o.store.synchronous_full = false;
+    auto d = Daemon::Create(hase::testing::SmallCluster(), hase::testing::SmallOracle(), o, nullptr);
+    ASSERT_TRUE(d.ok()) << d.status().ToString();
+    daemon_ = std::move(*d);
+    ASSERT_TRUE(daemon_->Start().ok());
+    ExtenderOptions eo;
+    eo.api_server = api_.url();
+    eo.timeout_s = 1;
+    extender_ = std::make_unique<Extender>(*daemon_, eo);
+  }
+  void TearDown() override {
+    daemon_->Stop();
+    std::filesystem::remove_all(dir_);
+  }
+  // kube-scheduler's filter call for `pod` over nodes a and b.
+  json Filter(const json& pod) {
+    auto r = extender_->Filter(json{{"Pod", pod}, {"NodeNames", {"a", "b"}}}.dump());
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? *r : json();
+  }
+  std::string Bind(const std::string& ns, const std::string& name, const std::string& uid, const std::string& node,
+                   Extender* ext = nullptr) {
+    auto r = (ext ? ext : extender_.get())
+                 ->Bind(json{{"PodName", name}, {"PodNamespace", ns}, {"PodUID", uid}, {"Node", node}}.dump());
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? (*r)["Error"].get<std::string>() : "no answer";
+  }
+  std::optional<TaskRecord> Task(const std::string& uid) { return daemon_->FindByKey("k8s:" + uid); }
+
+  FakeApiServer api_;
+  std::string dir_;
+  std::unique_ptr<Daemon> daemon_;
+  std::unique_ptr<Extender> extender_;
+};
+
+TEST_F(KubeTest, RefusedBindingLeavesNoPhantomLoad) {
+  api_.AddPod(MakePod("inference", "r50-a", "uid-a"));
+  Filter(MakePod("inference", "r50-a", "uid-a"));
+  api_.SetMode(FakeApiServer::BindMode::kRefuse);
+  const std::string err = Bind("inference", "r50-a", "uid-a", "a");
+  EXPECT_NE(err.find("403"), std::string::npos) << err;
+  EXPECT_NE(err.find("cannot create resource"), std::string::npos) << err;  // the API server's own message
+  EXPECT_FALSE(Task("uid-a"));  // nothing journalled: no phantom running task
+  for (const GpuView& g : daemon_->Gpus()) EXPECT_EQ(g.running, 0);
+  // Once RBAC is fixed the retry binds and records.
+  api_.SetMode(FakeApiServer::BindMode::kNormal);
+  EXPECT_EQ(Bind("inference", "r50-a", "uid-a", "a"), "");
+  ASSERT_TRUE(Task("uid-a"));
+  EXPECT_EQ(Task("uid-a")->state, TaskState::kRunning);
+  EXPECT_EQ(Task("uid-a")->node, "a");
+  EXPECT_EQ(api_.Pod("inference/r50-a")["spec"]["nodeName"], "a");
+}
+
+TEST_F(KubeTest, RetriedBindIsIdempotentAndRebindingElsewhereFails) {
+  api_.AddPod(MakePod("default", "p", "uid-p"));
+  Filter(MakePod("default", "p", "uid-p"));
+  EXPECT_EQ(Bind("default", "p", "uid-p", "a"), "");
+  EXPECT_EQ(api_.binding_posts(), 1);
+  EXPECT_EQ(Bind("default", "p", "uid-p", "a"), "");  // retry: success, no second POST
+  EXPECT_EQ(api_.binding_posts(), 1);
+  const std::string err = Bind("default", "p", "uid-p", "b");
+  EXPECT_NE(err.find("already bound to a"), std::string::npos) << err;
+  EXPECT_EQ(api_.binding_posts(), 1);
+  EXPECT_EQ(daemon_->List(std::nullopt, 100).size(), 1u);
+}
+
+TEST_F(KubeTest, ConflictMeansBoundEarlierOnlyWhenTheNodeMatches) {
+  // Bound to a by an earlier try whose answer hase never saw (hase restarted in between).
+  json pod = MakePod("default", "q", "uid-q");
+  pod["spec"]["nodeName"] = "a";
+  api_.AddPod(pod);
+  Filter(MakePod("default", "q", "uid-q"));
+  EXPECT_EQ(Bind("default", "q", "uid-q", "a"), "");
+  ASSERT_TRUE(Task("uid-q"));
+  EXPECT_EQ(Task("uid-q")->node, "a");
+  // Someone else bound r to b: kube-scheduler asking for a gets an error and nothing is recorded.
+  json r = MakePod("default", "r", "uid-r");
+  r["spec"]["nodeName"] = "b";
+  api_.AddPod(r);
+  Filter(MakePod("default", "r", "uid-r"));
+  const std::string err = Bind("default", "r", "uid-r", "a");
+  EXPECT_NE(err.find("already bound to b"), std::string::npos) << err;
+  EXPECT_FALSE(Task("uid-r"));
+}
+
+TEST_F(KubeTest, LateAnswerIsResolvedFromThePod) {
+  api_.AddPod(MakePod("default", "slow", "uid-s"));
+  Filter(MakePod("default", "slow", "uid-s"));
+  api_.SetMode(FakeApiServer::BindMode::kLate);
+  // The POST times out (1 s) but the binding happened: hase reads the pod and records it.
+  EXPECT_EQ(Bind("default", "slow", "uid-s", "a"), "");
+  ASSERT_TRUE(Task("uid-s"));
+  EXPECT_EQ(Task("uid-s")->node, "a");
+  EXPECT_EQ(api_.binding_posts(), 1);
+}
+
+TEST_F(KubeTest, OnlyFilteredPodsWithTheirUidAndSafeNames) {
+  // Never filtered (kube-system/coredns): refused without reaching the API server.
+  std::string err = Bind("kube-system", "coredns", "uid-dns", "a");
+  EXPECT_NE(err.find("unknown pod"), std::string::npos) << err;
+  // Filtered with one UID, bound with another (the pod was recreated).
+  api_.AddPod(MakePod("default", "u", "uid-1"));
+  Filter(MakePod("default", "u", "uid-1"));
+  err = Bind("default", "u", "uid-2", "a");
+  EXPECT_NE(err.find("not the pod hase filtered"), std::string::npos) << err;
+  // Names that would change the URL never reach the API server.
+  Filter(MakePod("default", "x?dryRun=All#", "uid-x"));
+  err = Bind("default", "x?dryRun=All#", "uid-x", "a");
+  EXPECT_NE(err.find("is not a Kubernetes name"), std::string::npos) << err;
+  Filter(MakePod("../../../apis", "y", "uid-y"));
+  err = Bind("../../../apis", "y", "uid-y", "a");
+  EXPECT_NE(err.find("namespace '../../../apis'"), std::string::npos) << err;
+  EXPECT_EQ(api_.binding_posts(), 0);
+  EXPECT_EQ(daemon_->List(std::nullopt, 100).size(), 0u);
+  EXPECT_FALSE(CheckKubeName("pod name", "resnet50-infer-7c9d5").IsInvalidArgument());
+  EXPECT_TRUE(CheckKubeName("pod name", "-a").IsInvalidArgument());
+  EXPECT_TRUE(CheckKubeName("pod name", "A").IsInvalidArgument());
+  EXPECT_TRUE(CheckKubeName("pod name", std::string(254, 'a')).IsInvalidArgument());
+}
+
+TEST_F(KubeTest, WithoutApiServerBindIsAnErrorNotASilentSuccess) {
+  Extender no_api(*daemon_, ExtenderOptions{});
+  ASSERT_TRUE(no_api.Filter(json{{"Pod", MakePod("default", "n", "uid-n")}, {"NodeNames", {"a"}}}.dump()).ok());
+  const std::string err = Bind("default", "n", "uid-n", "a", &no_api);
+  EXPECT_NE(err.find("without --kube-api"), std::string::npos) << err;
+  EXPECT_FALSE(Task("uid-n"));
+}
+
+TEST_F(KubeTest, FilterNamesAnUnknownModel) {
+  json f = Filter(MakePod("default", "m", "uid-m", "no_such_model"));
+  ASSERT_TRUE(f["FailedAndUnresolvableNodes"].contains("a"));
+  const std::string why = f["FailedAndUnresolvableNodes"]["a"];
+  EXPECT_NE(why.find("cannot predict no_such_model"), std::string::npos) << why;
+}
+
+TEST_F(KubeTest, PodWatcherEndsTasksFromListAndWatch) {
+  for (const char* n : {"ok", "bad", "gone", "still"}) {
+    api_.AddPod(MakePod("jobs", n, std::string("uid-") + n));
+    Filter(MakePod("jobs", n, std::string("uid-") + n));
+    ASSERT_EQ(Bind("jobs", n, std::string("uid-") + n, "a"), "") << n;
+  }
+  // A task hase runs itself (REST, no pod) is never touched by the watcher.
+  TaskSpec own;
+  own.model = "resnet50";
+  own.key = "own";
+  ASSERT_TRUE(daemon_->Submit(own).ok());
+
+  auto client = KubeClient::Create({api_.url(), "", "", 1});
+  ASSERT_TRUE(client.ok());
+  PodWatcherOptions wo;
+  wo.idle_s = 1;
+  PodWatcher w(*daemon_, *client, wo);
+  // List: "ok" already Succeeded, "gone" deleted while hase was down.
+  api_.Update("jobs/ok", [](json& p) { p["status"]["phase"] = "Succeeded"; });
+  api_.Remove("jobs/gone");
+  auto rv = w.ResyncOnce();
+  ASSERT_TRUE(rv.ok()) << rv.status().ToString();
+  EXPECT_EQ(Task("uid-ok")->state, TaskState::kSucceeded);
+  EXPECT_EQ(Task("uid-gone")->state, TaskState::kCancelled);
+  EXPECT_EQ(Task("uid-bad")->state, TaskState::kRunning);
+  // Watch: "bad" fails with exit code 3 (the container's), "still" is deleted.
+  w.Start();
+  // Changes after the watch is open must arrive through it (not through a re-list).
+  for (int i = 0; i < 100 && api_.watches() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_GE(api_.watches(), 1);
+  api_.Update("jobs/bad", [](json& p) {
+    p["status"]["phase"] = "Failed";
+    p["status"]["containerStatuses"] = json::array(
+        {{{"name", "infer"}, {"state", {{"terminated", {{"exitCode", 3}, {"reason", "Error"}}}}}}});
+  });
+  api_.Update("jobs/still", [](json&) {}, "DELETED");
+  for (int i = 0; i < 100 && (Task("uid-bad")->state == TaskState::kRunning || Task("uid-still")->state == TaskState::kRunning); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  w.Stop();
+  EXPECT_EQ(Task("uid-bad")->state, TaskState::kFailed);
+  EXPECT_EQ(Task("uid-bad")->exit_code, 3);
+  EXPECT_EQ(Task("uid-still")->state, TaskState::kCancelled);
+  EXPECT_EQ(api_.lists(), 2);  // ResyncOnce and the watcher's first list: the rest came by watch
+  EXPECT_EQ(w.tasks_ended(), 4);  // ok, gone (ResyncOnce), bad, still (watch)
+  EXPECT_NE(daemon_->FindByKey("own")->state, TaskState::kCancelled);
+  // Their GPUs are free again.
+  int running = 0;
+  for (const GpuView& g : daemon_->Gpus()) running += g.running;
+  EXPECT_LE(running, 1);  // at most hase's own REST task
+}
+
+}  // namespace
+}  // namespace hase::service
