@@ -19,7 +19,8 @@ RUN cmake -S . -B /build -DCMAKE_BUILD_TYPE=Release -DHASE_BUILD_TESTS=OFF -DHAS
 
 FROM debian:bookworm-slim
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      ca-certificates RUNTIME_PACKAGES \
+      ca-certificates libcpp-httplib0.11 libfmt9 libglpk40 libonnx1 libprotobuf32 libspdlog1.10 \
+      libsqlite3-0 libssl3 libxgboost0 libyaml-cpp0.7 zlib1g libbrotli1 \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /opt/hase /opt/hase
 ENV PATH=/opt/hase/bin:$PATH
