@@ -186,6 +186,18 @@ TEST_F(ApiTest, GpusMetricsHealthAndFailure) {
   EXPECT_EQ(status, 200);
 }
 
+TEST_F(ApiTest, UnknownModelAndMultiGpuAreRefusedAtTheDoor) {
+  int status = 0;
+  json e = Post("/v1/tasks", R"({"model":"resnet5","batch_size":8,"num_batches":10})", &status);
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(e["error"]["where"], "model");
+  EXPECT_NE(e["error"]["message"].get<std::string>().find("'resnet5' cannot be predicted"), std::string::npos) << e.dump();
+  e = Post("/v1/tasks", R"({"model":"resnet50","batch_size":8,"num_batches":10,"gpus":4})", &status);
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(e["error"]["where"], "gpus");
+  EXPECT_EQ(Get("/v1/tasks")["tasks"].size(), 0u);  // nothing journalled
+}
+
 TEST_F(ApiTest, ExtenderFilterPrioritizeBindNodeNamesForm) {
   const std::string body = Fixture("extender_filter_nodenames.json");
   ASSERT_FALSE(body.empty());

@@ -79,10 +79,17 @@ TEST(Daemon, PlacesWithTheHasePolicyAndPredictsTimes) {
   TaskRecord hr = *d->Get(h->record.id);
   EXPECT_EQ(hr.state, TaskState::kRejected);
   EXPECT_FALSE(hr.reason.empty());
-  // Unknown model: rejected (no profile anywhere).
+  // Unknown model: refused at the door (400 over REST), nothing journalled.
   auto u = d->Submit(Spec("no-such-model", 1));
-  d->RunPassForTest();
-  EXPECT_EQ(d->Get(u->record.id)->state, TaskState::kRejected);
+  ASSERT_FALSE(u.ok());
+  EXPECT_TRUE(u.status().IsInvalidArgument());
+  EXPECT_NE(u.status().message().find("model 'no-such-model' cannot be predicted"), std::string::npos)
+      << u.status().ToString();
+  // More than one GPU: unsupported (hase places one GPU per task), not silently run on one.
+  TaskSpec four = Spec("resnet50", 1);
+  four.gpus = 4;
+  EXPECT_TRUE(d->Submit(four).status().IsUnsupported());
+  EXPECT_EQ(d->List(std::nullopt, 100).size(), 3u);
   // Complete / cancel.
   clock.now = clock.now + 2;
   ASSERT_TRUE(d->Complete(a->record.id, 0).ok());
@@ -103,12 +110,12 @@ TEST(Daemon, PlacesWithTheHasePolicyAndPredictsTimes) {
     for (const auto& [lk, lv] : s.labels) k += "," + lk + "=" + lv;
     v[k] = s.value;
   }
-  EXPECT_EQ(v["hase_tasks_submitted_total"], 4);
+  EXPECT_EQ(v["hase_tasks_submitted_total"], 3);
   EXPECT_EQ(v["hase_decisions_total,outcome=bind"], 2);
-  EXPECT_EQ(v["hase_tasks_finished_total,state=rejected"], 2);
+  EXPECT_EQ(v["hase_tasks_finished_total,state=rejected"], 1);
   EXPECT_EQ(v["hase_tasks_finished_total,state=succeeded"], 1);
-  EXPECT_EQ(v["hase_decision_latency_seconds_count"], 4);
-  EXPECT_EQ(v["hase_decision_latency_seconds_bucket,le=+Inf"], 4);
+  EXPECT_EQ(v["hase_decision_latency_seconds_count"], 3);
+  EXPECT_EQ(v["hase_decision_latency_seconds_bucket,le=+Inf"], 3);
   EXPECT_EQ(v["hase_queue_length"], 0);
   d.reset();
   std::filesystem::remove_all(dir);

@@ -418,6 +418,20 @@ void Daemon::OnExit(int64_t id, int attempt, int exit_code, double ended_s) {
 Result<TaskStore::Inserted> Daemon::Submit(const TaskSpec& submitted) {
   TaskSpec spec = submitted;
   if (spec.runtime.empty()) spec.runtime = options_.default_runtime;
+  // Refused at the door, before anything is journalled: what could never be placed.
+  if (spec.gpus != 1) {
+    return Status::Unsupported(fmt::format("gpus: {}: hase places each task on one GPU", spec.gpus), "gpus",
+                               "split the work into single-GPU tasks, or submit through the Kubernetes extender");
+  }
+  {
+    TaskRecord probe;
+    probe.spec = spec;
+    if (Status s = CheckPredictable(probe.ToSchedTask()); !s.ok()) {
+      return Status::InvalidArgument("model '" + spec.model + "' cannot be predicted: " + s.message(), "model",
+                                     s.hint().empty() ? "name a model of the daemon's model directory (--models) or latency table"
+                                                      : s.hint());
+    }
+  }
   HASE_ASSIGN_OR_RETURN(TaskStore::Inserted ins, store_->Insert(spec, Now()));
   std::lock_guard<std::mutex> lock(mu_);
   if (!ins.created) {
