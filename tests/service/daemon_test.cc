@@ -81,9 +81,11 @@ TEST(Daemon, PlacesWithTheHasePolicyAndPredictsTimes) {
   EXPECT_EQ(hr.state, TaskState::kRejected);
   EXPECT_FALSE(hr.reason.empty());
   // Unknown model: rejected (no profile anywhere).
-  auto u = d->Submit(Spec("no-such-model", 1));
-  d->RunPassForTest();
-  EXPECT_EQ(d->Get(u->record.id)->state, TaskState::kRejected);
+  // Unknown model, or more than one GPU: refused at the door (issue #14), nothing journalled.
+  EXPECT_TRUE(d->Submit(Spec("no-such-model", 1)).status().IsInvalidArgument());
+  TaskSpec four = Spec("resnet50", 1);
+  four.gpus = 4;
+  EXPECT_TRUE(d->Submit(four).status().IsUnsupported());
   // Complete / cancel.
   clock.now = clock.now + 2;
   ASSERT_TRUE(d->Complete(a->record.id, 0).ok());
@@ -104,12 +106,12 @@ TEST(Daemon, PlacesWithTheHasePolicyAndPredictsTimes) {
     for (const auto& [lk, lv] : s.labels) k += "," + lk + "=" + lv;
     v[k] = s.value;
   }
-  EXPECT_EQ(v["hase_tasks_submitted_total"], 4);
+  EXPECT_EQ(v["hase_tasks_submitted_total"], 3);
   EXPECT_EQ(v["hase_decisions_total,outcome=bind"], 2);
-  EXPECT_EQ(v["hase_tasks_finished_total,state=rejected"], 2);
+  EXPECT_EQ(v["hase_tasks_finished_total,state=rejected"], 1);
   EXPECT_EQ(v["hase_tasks_finished_total,state=succeeded"], 1);
-  EXPECT_EQ(v["hase_decision_latency_seconds_count"], 4);
-  EXPECT_EQ(v["hase_decision_latency_seconds_bucket,le=+Inf"], 4);
+  EXPECT_EQ(v["hase_decision_latency_seconds_count"], 3);
+  EXPECT_EQ(v["hase_decision_latency_seconds_bucket,le=+Inf"], 3);
   EXPECT_EQ(v["hase_queue_length"], 0);
   d.reset();
   std::filesystem::remove_all(dir);

@@ -65,11 +65,12 @@ TEST(Observability, DecisionLogWhyRecordAndSeries) {
             std::string::npos)
       << lines;
   // A rejection is logged with its reason.
-  TaskSpec unknown;
-  unknown.model = "no-such-model";
-  (void)d->Submit(unknown);
+  TaskSpec huge;
+  huge.model = "resnet50";
+  huge.memory_mib = 1e6;  // larger than every GPU
+  (void)d->Submit(huge);
   d->RunPassForTest();
-  EXPECT_NE(log_text.str().find("info reject task=2 model=no-such-model reason="), std::string::npos) << log_text.str();
+  EXPECT_NE(log_text.str().find("info reject task=2 model=resnet50 reason="), std::string::npos) << log_text.str();
 
   // /metrics: valid exposition (ParsePromText refuses duplicate TYPE lines), per GPU and task.
   clock.now = clock.now + 5;
@@ -113,6 +114,15 @@ TEST(Observability, DecisionLogWhyRecordAndSeries) {
   res = c.Get("/v1/tasks/2");
   ASSERT_TRUE(res);
   EXPECT_TRUE(json::parse(res->body)["why"].is_null());
+  // Strict input: an unknown model and gpus > 1 get 400 with the field, not 201.
+  res = c.Post("/v1/tasks", R"({"model":"no-such-model"})", "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400);
+  EXPECT_NE(res->body.find("no-such-model"), std::string::npos) << res->body;
+  res = c.Post("/v1/tasks", R"({"model":"resnet50","gpus":4})", "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400);
+  EXPECT_NE(res->body.find("one GPU"), std::string::npos) << res->body;
   api.Stop();
   EXPECT_NE(log_text.str().find("debug request method=GET path=/v1/tasks/1 status=200"), std::string::npos)
       << log_text.str();

@@ -476,6 +476,32 @@ void Daemon::OnExit(int64_t id, int attempt, int exit_code, double ended_s) {
 Result<TaskStore::Inserted> Daemon::Submit(const TaskSpec& submitted) {
   TaskSpec spec = submitted;
   if (spec.runtime.empty()) spec.runtime = options_.default_runtime;
+  // Refused at the door rather than accepted and rejected on the next pass (issue #14).
+  if (spec.gpus != 1) {
+    return Status::Unsupported("gpus: " + std::to_string(spec.gpus) + ": hase places each task on one GPU",
+                               "task field 'gpus'", "submit " + std::to_string(spec.gpus) +
+                                                        " one-GPU tasks, or leave gpus out");
+  }
+  {
+    TaskRecord probe;
+    probe.spec = spec;
+    const sched::Task t = probe.ToSchedTask();
+    Status first;
+    bool any = false;
+    for (const sched::GpuType& type : cluster_.types) {
+      Result<sched::TaskProfile> p = oracle_->Profile(t, type);
+      if (p.ok()) {
+        any = true;
+        break;
+      }
+      if (first.ok()) first = p.status();
+    }
+    if (!any) {
+      return Status::InvalidArgument("model '" + spec.model + "' has no prediction on any GPU type of this cluster" +
+                                         (first.ok() ? "" : ": " + first.message()),
+                                     "task field 'model'", "a zoo model name (see --models) or a latency-table row");
+    }
+  }
   HASE_ASSIGN_OR_RETURN(TaskStore::Inserted ins, store_->Insert(spec, Now()));
   std::lock_guard<std::mutex> lock(mu_);
   if (!ins.created) {
