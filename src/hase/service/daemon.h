@@ -103,9 +103,11 @@ struct DaemonOptions {
   std::shared_ptr<spdlog::logger> logger;
 };
 
-// Why a task went where it did: its predicted completion on the chosen GPU and on the best GPU
-// of every other GPU type (wall seconds; +inf where it cannot run). Kept in memory from the
-// bind (a restart forgets it).
+// Why a task went where it did: its predicted completion on the chosen GPU (the policy's) and
+// on the best other GPU of every GPU type (wall seconds), estimated in O(1) per GPU: start now
+// beside what runs there when a slot and memory are free, else alone once the GPU drains (its
+// projected finish), slowed by the contention model. Kept in memory from the bind (a restart
+// forgets it).
 struct PlacementWhy {
   struct Option {
     int gpu = -1;
