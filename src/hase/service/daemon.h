@@ -24,8 +24,10 @@
 //
 // Projected finishes are recomputed every pass from observed state (RefreshGpusLocked): a
 // running task's remaining work from its elapsed time against its prediction; a GPU with
-// nothing running, bound or reserved drains now. A reservation whose holder could now start
-// at once is moved to now.
+// nothing running, bound or claimed drains now. A DCGM reading dated less than
+// load_settle_s after the last start/end of hase's own tasks on its GPU still shows the old
+// own load (the exporter's collect interval, a Prometheus window): it is not used, and the
+// foreign load and memory derived from the reading before stand in.
 //
 // Decisions. Each bind is logged (DaemonOptions::logger, info: task, GPU, predicted start and
 // end, and the predicted completion on the best GPU of each other type) and kept in memory as
