@@ -104,7 +104,15 @@ Result<std::vector<PromSample>> PromApiClient::Query(std::string_view promql,
   while (!url.empty() && url.back() == '/') url.pop_back();
   url += "/api/v1/query?query=" + UrlEncode(promql);
   if (time_s) url += fmt::format("&time={:.3f}", *time_s);
-  HASE_ASSIGN_OR_RETURN(HttpResponse resp, HttpFetch(url, options_.timeout_s));
+  Result<HttpResponse> fetched = HttpFetch(url, options_.timeout_s);
+  if (!fetched.ok()) {
+    // The URL-encoded query makes the transport message unreadable: name the server instead.
+    std::string why = fetched.status().message();
+    if (const size_t p = why.find(" failed: "); p != std::string::npos) why = why.substr(p + 9);
+    return Status::IO("Prometheus at " + options_.base_url + " did not answer: " + why, "",
+                      "is it up at that address, and answering within " + fmt::format("{:g}", options_.timeout_s) + " s?");
+  }
+  HttpResponse& resp = *fetched;
   if (resp.status != 200) {
     // Prometheus explains a refused query in a JSON body: {"status":"error","errorType":…,"error":…}.
     json j = json::parse(resp.body, nullptr, /*allow_exceptions=*/false);
