@@ -24,6 +24,9 @@
 #include "hase/sim/predictor_oracle.h"
 #include "hase/telemetry/dcgm_scraper.h"
 #include "hase/telemetry/http_get.h"
+#include "hase/telemetry/prom_load_source.h"
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 #endif
 
 namespace hase::cli {
@@ -35,6 +38,11 @@ struct ServeFlags {
   std::string state = "hase-state";
   std::string policy = "hase";
   std::vector<std::string> dcgm;  // URL or URL=NODE
+  std::string prometheus;         // Prometheus base URL (instead of --dcgm)
+  std::string selector;           // PromQL label matchers for --prometheus
+  double prometheus_window_s = 30;
+  std::vector<std::string> gpu_node;  // UUID=NODE
+  std::string log_level = "info";
   double scrape_interval_s = 10;
   double scrape_timeout_s = 2;
   double stale_after_s = 90;
@@ -85,7 +93,25 @@ int Run(const ServeFlags& f) {
     oracle = std::make_shared<sim::PredictorOracle>(*catalog, po);
   }
 
-  std::unique_ptr<telemetry::DcgmScraper> scraper;
+  // Live load: dcgm-exporter scraped directly, or Prometheus's HTTP API.
+  if (!f.dcgm.empty() && !f.prometheus.empty()) {
+    return Fail(Status::InvalidArgument("--dcgm and --prometheus both given", "hase serve",
+                                        "read load from one source: the exporters, or the Prometheus that scrapes them"));
+  }
+  if (!f.selector.empty() && f.prometheus.empty()) {
+    return Fail(Status::InvalidArgument("--selector needs --prometheus", "hase serve"));
+  }
+  telemetry::NodeMap nodes;
+  for (const sched::Gpu& g : cluster->gpus) nodes.nodes.insert(g.node);
+  for (const std::string& t : f.gpu_node) {
+    auto un = telemetry::ParseUuidNode(t);
+    if (!un.ok()) return Fail(un.status());
+    if (!nodes.nodes.count(un->second)) {
+      return Fail(Status::InvalidArgument("--gpu-node " + t + ": no node '" + un->second + "' in " + f.config));
+    }
+    nodes.uuid_to_node[un->first] = un->second;
+  }
+  std::unique_ptr<telemetry::LoadSource> scraper;
   if (!f.dcgm.empty()) {
     telemetry::DcgmScraperOptions so;
     for (const std::string& t : f.dcgm) {
@@ -99,17 +125,46 @@ int Run(const ServeFlags& f) {
     so.timeout_s = f.scrape_timeout_s;
     so.stale_after_s = f.stale_after_s;
     so.resolver = resolve;
+    so.nodes = nodes;
     scraper = std::make_unique<telemetry::DcgmScraper>(so);
+  } else if (!f.prometheus.empty()) {
+    auto u = telemetry::ParseHttpUrl(f.prometheus);
+    if (!u.ok()) return Fail(u.status().WithContext("--prometheus"));
+    telemetry::PromLoadSourceOptions po;
+    po.base_url = f.prometheus;
+    po.selector = f.selector;
+    po.window_s = f.prometheus_window_s;
+    po.interval_s = f.scrape_interval_s;
+    po.timeout_s = std::max(f.scrape_timeout_s, 1.0);
+    po.stale_after_s = f.stale_after_s;
+    po.resolver = resolve;
+    po.nodes = nodes;
+    auto prom = std::make_unique<telemetry::PromLoadSource>(po);
+    // One query round now, so a bad --selector or URL is one clear line at start-up, in
+    // Prometheus's own words (the daemon would otherwise only say so on /healthz).
+    if (Status st = prom->RefreshOnce(); !st.ok()) {
+      if (st.IsInvalidArgument()) return Fail(st.WithContext("--prometheus"));
+      std::fprintf(stderr, "hase serve: warning: %s (continuing; /healthz says degraded)\n", st.ToString().c_str());
+    }
+    scraper = std::move(prom);
   }
+
+  auto log = std::make_shared<spdlog::logger>("hase", std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
+  log->set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %l %v", spdlog::pattern_time_type::utc);
+  log->set_level(spdlog::level::from_str(f.log_level));
+  log->flush_on(spdlog::level::info);
 
   service::DaemonOptions o;
   o.state_dir = f.state;
   o.policy = f.policy;
   o.store.synchronous_full = f.sync != "normal";
   o.load_max_age_s = f.load_max_age_s;
+  // dcgm-exporter collects every 30 s; a Prometheus window covers window seconds.
+  o.load_settle_s = std::max(30.0, f.prometheus.empty() ? 0.0 : f.prometheus_window_s);
   o.executor = f.executor;
   o.executor_node = f.executor_node;
   if (f.latency_table.empty()) o.default_runtime = FindRuntime(f.runtime)->name;
+  o.logger = log;
   auto daemon = service::Daemon::Create(*std::move(cluster), oracle, o, scraper.get());
   if (!daemon.ok()) return Fail(daemon.status());
   if (Status st = (*daemon)->Start(); !st.ok()) return Fail(st);
@@ -175,7 +230,16 @@ Command AddServeCommand(CLI::App& parent) {
   a.add_option("--state", flags->state, "Directory of the journal (hase.db) and executor files");
   a.add_option("--policy", flags->policy, "Placement policy: " + fmt::format("{}", fmt::join(sched::PolicyNames(), ", ")));
   a.add_option("--dcgm", flags->dcgm, "dcgm-exporter URL to scrape, URL=NODE to name its node (repeatable)");
-  a.add_option("--scrape-interval", flags->scrape_interval_s, "Seconds between DCGM scrapes");
+  a.add_option("--prometheus", flags->prometheus,
+               "Prometheus base URL to read DCGM load from (instead of --dcgm), e.g. http://prometheus:9090");
+  a.add_option("--selector", flags->selector, "PromQL label matchers for --prometheus, e.g. '{job=\"dcgm-exporter\"}'");
+  a.add_option("--prometheus-window", flags->prometheus_window_s, "Seconds of samples --prometheus averages over")
+      ->capture_default_str();
+  a.add_option("--gpu-node", flags->gpu_node, "UUID=NODE: the node of a GPU whose Hostname label is not a node name (repeatable)");
+  a.add_option("--log-level", flags->log_level, "Decision log on stderr: debug (also each request and wait), info, warn, off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
+      ->capture_default_str();
+  a.add_option("--scrape-interval", flags->scrape_interval_s, "Seconds between DCGM scrapes or Prometheus queries");
   a.add_option("--scrape-timeout", flags->scrape_timeout_s, "Seconds before a scrape times out");
   a.add_option("--stale-after", flags->stale_after_s, "DCGM readings older than this make /healthz degraded (s)");
   a.add_option("--load-max-age", flags->load_max_age_s, "DCGM readings older than this are ignored (s)");

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "../telemetry/http_stub.h"
+#include "hase/telemetry/dcgm_scraper.h"
 #include "hase/telemetry/prom_text.h"
 #include "service_fixture.h"
 

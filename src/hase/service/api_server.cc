@@ -1,7 +1,11 @@
 #include "hase/service/api_server.h"
 
+#include <chrono>
+#include <cmath>
+
 #include <httplib.h>
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
 #include "hase/service/task_json.h"
 
@@ -44,6 +48,9 @@ json GpuJson(const GpuView& g) {
             {"queued", g.queued},
             {"memory_mib", g.memory_mib},
             {"memory_used_mib", g.memory_used_mib},
+            {"memory_used_source", g.memory_used_source},
+            {"memory_hase_mib", g.memory_hase_mib},
+            {"memory_foreign_mib", g.memory_foreign_mib},
             {"projected_finish_s", g.projected_finish_s},
             {"background_sm_active", g.background_sm},
             {"live_load_used", g.load_used}};
@@ -52,6 +59,8 @@ json GpuJson(const GpuView& g) {
     auto opt = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
     j["live"] = {{"uuid", g.live->uuid},
                  {"model_name", g.live->model_name},
+                 {"host_label", g.live->host_label},
+                 {"mig_instances", g.live->mig_instances},
                  {"age_s", l.age_s},
                  {"sm_active", opt(l.sm_active)},
                  {"sm_occupancy", opt(l.sm_occupancy)},
@@ -69,6 +78,19 @@ json GpuJson(const GpuView& g) {
   return j;
 }
 
+json WhyJson(const PlacementWhy& w) {
+  auto time = [](double t) { return std::isfinite(t) ? json(t) : json(nullptr); };
+  auto option = [&](const PlacementWhy::Option& o) {
+    return json{{"gpu", o.gpu}, {"node", o.node}, {"type", o.type}, {"predicted_end_s", time(o.predicted_end_s)},
+                {"slower_by_s", time(o.predicted_end_s - w.chosen.predicted_end_s)}};
+  };
+  json alts = json::array();
+  for (const PlacementWhy::Option& o : w.alternatives) alts.push_back(option(o));
+  json chosen = option(w.chosen);
+  chosen.erase("slower_by_s");
+  return json{{"decided_s", w.decided_s}, {"policy", w.policy}, {"chosen", chosen}, {"alternatives", alts}};
+}
+
 }  // namespace
 
 ApiServer::ApiServer(Daemon& daemon, Extender& extender)
@@ -82,6 +104,13 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender)
   s.set_read_timeout(kIoTimeoutS, 0);
   s.set_write_timeout(kIoTimeoutS, 0);
   s.new_task_queue = [] { return new httplib::ThreadPool(kThreads); };
+  // One debug line per request (the decision log is the daemon's; see daemon.h).
+  if (std::shared_ptr<spdlog::logger> log = daemon_.logger()) {
+    s.set_logger([log](const httplib::Request& req, const httplib::Response& res) {
+      log->debug("request method={} path={} status={} bytes_in={} bytes_out={} remote={}", req.method, req.path,
+                 res.status, req.body.size(), res.body.size(), req.remote_addr);
+    });
+  }
   s.Post("/v1/tasks", [this](const httplib::Request& req, httplib::Response& res) {
     json body = json::parse(req.body, nullptr, false);
     if (body.is_discarded()) return SendError(res, Status::InvalidArgument("body is not JSON"));
@@ -115,7 +144,12 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender)
     if (!id.ok()) return SendError(res, id.status());
     std::optional<TaskRecord> r = daemon_.Get(*id);
     if (!r) return SendError(res, Status::NotFound("no task " + std::to_string(*id)));
-    SendJson(res, 200, TaskRecordToJson(*r));
+    json j = TaskRecordToJson(*r);
+    // Why this GPU: predicted completion there and on the runner-up GPUs (null before a
+    // placement and after a restart: the record lives in memory).
+    std::optional<PlacementWhy> why = daemon_.WhyOf(*id);
+    j["why"] = why ? WhyJson(*why) : json(nullptr);
+    SendJson(res, 200, j);
   });
   auto cancel = [this](const httplib::Request& req, httplib::Response& res) {
     Result<int64_t> id = IdOf(req);

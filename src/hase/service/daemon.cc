@@ -7,6 +7,8 @@
 #include <limits>
 
 #include <fmt/format.h>
+#include <spdlog/sinks/null_sink.h>
+#include <spdlog/spdlog.h>
 
 #include "hase/sched/basic_plugins.h"
 #include "hase/sched/registry.h"
@@ -23,7 +25,17 @@ constexpr int kFailedGpuTaskId = -2;  // holder of a failed GPU's phantom reserv
 
 DaemonOptions WithDefaults(DaemonOptions o) {
   if (!o.now_s) o.now_s = telemetry::WallClockSeconds;
+  if (!o.logger) {
+    o.logger = std::make_shared<spdlog::logger>("hase", std::make_shared<spdlog::sinks::null_sink_mt>());
+    o.logger->set_level(spdlog::level::off);  // nothing formatted for nobody
+  }
   return o;
+}
+
+// "+16.700s" relative to `now`, or "never".
+std::string Rel(double t_s, double now_s) {
+  if (!std::isfinite(t_s)) return "never";
+  return fmt::format("{:+.3f}s", t_s - now_s);
 }
 
 // The background a policy should see: DCGM's reading minus what hase's own running tasks
@@ -45,7 +57,7 @@ LoadSnapshot SubtractOwn(LoadSnapshot s, double own_demand) {
 Result<std::unique_ptr<Daemon>> Daemon::Create(sched::Cluster cluster,
                                                std::shared_ptr<const sched::LatencyOracle> oracle,
                                                DaemonOptions options,
-                                               const telemetry::DcgmScraper* scraper) {
+                                               const telemetry::LoadSource* scraper) {
   HASE_RETURN_IF_ERROR(cluster.Validate());
   if (!oracle) return Status::InvalidArgument("no latency oracle");
   options = WithDefaults(std::move(options));
@@ -69,16 +81,16 @@ Result<std::unique_ptr<Daemon>> Daemon::Create(sched::Cluster cluster,
 }
 
 Daemon::Daemon(sched::Cluster cluster, std::shared_ptr<const sched::LatencyOracle> oracle,
-               DaemonOptions options, const telemetry::DcgmScraper* scraper,
+               DaemonOptions options, const telemetry::LoadSource* scraper,
                std::unique_ptr<TaskStore> store)
     : cluster_(std::move(cluster)),
       oracle_(std::move(oracle)),
       options_(std::move(options)),
-      scraper_(scraper),
+      load_(scraper),
       store_(std::move(store)),
       epoch_s_(options_.now_s()),
       state_(cluster_),
-      load_used_(cluster_.gpus.size(), false) {
+      live_(cluster_.gpus.size()) {
   if (options_.executor) {
     executor_ = std::make_unique<Executor>(
         ExecutorOptions{(std::filesystem::path(options_.state_dir) / "exec").string(), 0.05},
@@ -223,9 +235,10 @@ void Daemon::RefreshGpusLocked(double now) {
   const double now_ms = ToMs(now);
   for (size_t g = 0; g < state_.gpus.size(); ++g) {
     sched::GpuState& gs = state_.gpus[g];
-    double own = 0;
+    double own = 0, own_mib = 0;
     for (sched::RunningTask& rt : gs.running) {
       own += rt.demand;
+      own_mib += rt.memory_mib;
       const TaskRecord& r = tasks_.at(rt.task_id);
       const double predicted_ms = (r.predicted_end_s - r.predicted_start_s) * 1000.0;
       const double elapsed_ms = now_ms - ToMs(r.started_s);
@@ -245,15 +258,52 @@ void Daemon::RefreshGpusLocked(double now) {
       rt.progress_rate = 0;
     }
     gs.background = LoadSnapshot::Idle();
-    load_used_[g] = false;
-    if (scraper_) {
-      const sched::Gpu& gpu = cluster_.gpus[g];
-      auto obs = scraper_->table().Get({gpu.node, gpu.index}, now);
-      if (obs && obs->fields > 0 && obs->load.age_s <= options_.load_max_age_s) {
-        gs.background = SubtractOwn(obs->load, own);
-        load_used_[g] = true;
+    LiveGpu& live = live_[g];
+    std::vector<int> ids;
+    for (const sched::RunningTask& rt : gs.running) ids.push_back(rt.task_id);
+    std::sort(ids.begin(), ids.end());
+    if (ids != live.own) {
+      // hase's own load changed: when the newest task started or the last one left ended
+      // (readings older than that + load_settle_s mix the old own load in).
+      for (int id : ids) {
+        if (!std::binary_search(live.own.begin(), live.own.end(), id)) {
+          live.own_changed_s = std::max(live.own_changed_s, tasks_.at(id).started_s);
+        }
       }
+      for (int id : live.own) {
+        if (std::binary_search(ids.begin(), ids.end(), id)) continue;
+        auto it = tasks_.find(id);
+        const double ended = it != tasks_.end() && it->second.ended_s > 0 ? it->second.ended_s : now;
+        live.own_changed_s = std::max(live.own_changed_s, ended);
+      }
+      live.own = std::move(ids);
     }
+    const sched::Gpu& gpu = cluster_.gpus[g];
+    std::optional<telemetry::GpuObservation> obs;
+    if (load_) obs = load_->table().Get({gpu.node, gpu.index}, now);
+    if (!obs || obs->fields == 0 || obs->load.age_s > options_.load_max_age_s) {
+      live.load_used = live.settling = false;  // none, or too old: analytic-only
+      live.foreign_mib = 0;
+      live.dcgm_used_mib = -1;
+    } else if (obs->sample_time_s < live.own_changed_s + options_.load_settle_s) {
+      // The reading overlaps a start or end of hase's own tasks here (the exporter's collect
+      // interval, a Prometheus window): it would count an ended task as foreign load and
+      // memory. The foreign part derived from the last reading before stands in (if any).
+      live.settling = live.load_used;
+    } else {
+      live.load_used = true;
+      live.settling = false;
+      live.background = SubtractOwn(obs->load, own);
+      // Memory DCGM sees in use beyond hase's own running tasks is foreign (see daemon.h). Both
+      // readings, when present, bound what is in use; the larger bound wins (memory the
+      // driver reserves shows as neither used nor free).
+      std::optional<double> used = obs->load.fb_used_mib;
+      if (obs->load.fb_free_mib) used = std::max(used.value_or(0.0), gpu.memory_mib - *obs->load.fb_free_mib);
+      live.dcgm_used_mib = used.value_or(-1.0);
+      live.foreign_mib = used ? std::max(0.0, *used - own_mib) : 0.0;
+    }
+    if (live.load_used) gs.background = live.background;
+    if (!failed_gpus_.count(static_cast<int>(g))) gs.memory_mib = gpu.memory_mib - live.foreign_mib;
     policy_->OnGpuChanged(state_, static_cast<int>(g));
   }
 }
@@ -275,6 +325,7 @@ void Daemon::PassLocked(double now) {
     if (!d.ok()) {
       metrics_.ObserveDecision("reject", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       r.reason = d.status().ToString();
+      options_.logger->info("reject task={} model={} reason=\"{}\"", id, r.spec.model, r.reason);
       FinishLocked(r, TaskState::kRejected, 0, now);
       changed.push_back(id);
       it = queue_.erase(it);
@@ -285,7 +336,12 @@ void Daemon::PassLocked(double now) {
       dec.kind = sched::Decision::Kind::kWait;  // a failed GPU may come back
       dec.reserve = false;
       dec.reason = "no healthy GPU can host it now (" + dec.reason + ")";
+    } else if (dec.kind == sched::Decision::Kind::kReject && FitsSomeCatalogGpuLocked(cycle, t)) {
+      dec.kind = sched::Decision::Kind::kWait;  // memory in use by others (DCGM) may be freed
+      dec.reserve = false;
+      dec.reason = "waits for GPU memory: DCGM reports too little free on every GPU it fits (" + dec.reason + ")";
     }
+    if (dec.kind == sched::Decision::Kind::kBind) RecordWhyLocked(r, t, cycle, dec, now);
     policy_->Commit(t, dec, cycle, state_);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     switch (dec.kind) {
@@ -309,16 +365,21 @@ void Daemon::PassLocked(double now) {
         if (started) r.started_s = now;
         r.pid = 0;
         changed.push_back(id);
+        LogBindLocked(r, now);
         it = queue_.erase(it);
         break;
       }
       case sched::Decision::Kind::kWait:
         metrics_.ObserveDecision("wait", secs);
+        if (r.reason != dec.reason) {
+          options_.logger->debug("wait task={} model={} reason=\"{}\"", id, r.spec.model, dec.reason);
+        }
         r.reason = dec.reason;  // shown by GET; not journalled (it changes every pass)
         ++it;
         break;
       case sched::Decision::Kind::kReject:
         metrics_.ObserveDecision("reject", secs);
+        options_.logger->info("reject task={} model={} reason=\"{}\"", id, r.spec.model, dec.reason);
         r.reason = dec.reason;
         FinishLocked(r, TaskState::kRejected, 0, now);
         changed.push_back(id);
@@ -549,7 +610,7 @@ Result<int> Daemon::MarkGpuFailed(int gpu, const std::string& reason) {
   std::lock_guard<std::mutex> lock(mu_);
   if (gpu < 0 || gpu >= static_cast<int>(cluster_.gpus.size())) return Status::NotFound("no GPU " + std::to_string(gpu));
   std::vector<int64_t> changed;
-  if (!failed_gpus_.count(gpu)) failed_gpus_[gpu] = state_.gpus[gpu].memory_mib;
+  if (!failed_gpus_.count(gpu)) failed_gpus_[gpu] = cluster_.gpus[gpu].memory_mib;
   state_.gpus[gpu].memory_mib = -1;  // every Filter: cannot host
   const std::string why = "GPU " + cluster_.GpuLabel(gpu) + " failed" + (reason.empty() ? "" : ": " + reason);
   int n = RequeueGpuLocked(gpu, why, Now(), changed);
@@ -607,10 +668,22 @@ std::vector<GpuView> Daemon::Gpus() const {
     v.failed = failed_gpus_.count(g.id) > 0;
     v.running = static_cast<int>(s.running.size());
     v.queued = static_cast<int>(s.queued.size());
-    v.memory_mib = v.failed ? failed_gpus_.at(g.id) : s.memory_mib;
-    v.memory_used_mib = s.MemoryUsedMib();
-    if (scraper_) v.live = scraper_->table().Get({g.node, g.index}, now);
-    v.load_used = load_used_[g.id];
+    v.memory_mib = g.memory_mib;
+    v.memory_hase_mib = s.MemoryUsedMib();
+    v.memory_foreign_mib = live_[g.id].foreign_mib;
+    if (live_[g.id].settling && live_[g.id].dcgm_used_mib >= 0) {
+      // The newest reading overlaps hase's last start/end here: DCGM's foreign memory from
+      // the reading before, plus hase's tasks.
+      v.memory_used_mib = v.memory_foreign_mib + v.memory_hase_mib;
+      v.memory_used_source = "dcgm+hase";
+    } else if (live_[g.id].dcgm_used_mib >= 0) {
+      v.memory_used_mib = live_[g.id].dcgm_used_mib;
+      v.memory_used_source = "dcgm";
+    } else {
+      v.memory_used_mib = v.memory_hase_mib;
+    }
+    if (load_) v.live = load_->table().Get({g.node, g.index}, now);
+    v.load_used = live_[g.id].load_used;
     v.background_sm = s.background.EffectiveSmActive();
     v.projected_finish_s = state_.finish_ms.empty() ? 0 : ToS(state_.finish_ms[g.id]);
     out.push_back(std::move(v));
@@ -620,10 +693,11 @@ std::vector<GpuView> Daemon::Gpus() const {
 
 DaemonHealth Daemon::Health() const {
   DaemonHealth h;
-  if (scraper_) {
-    telemetry::TelemetryHealth t = scraper_->Health();
+  if (load_) {
+    telemetry::TelemetryHealth t = load_->Health();
     h.degraded = t.degraded;
     h.reasons = t.reasons;
+    h.reasons.insert(h.reasons.end(), t.notes.begin(), t.notes.end());
   }
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& [g, mem] : failed_gpus_) h.reasons.push_back("GPU " + cluster_.GpuLabel(g) + " marked failed");
@@ -655,13 +729,74 @@ std::string Daemon::MetricsText() const {
   out += "# HELP hase_telemetry_degraded 1 when DCGM telemetry is down or stale.\n"
          "# TYPE hase_telemetry_degraded gauge\n";
   out += fmt::format("hase_telemetry_degraded {}\n", h.degraded ? 1 : 0);
+  out += GpuAndTaskSeriesLocked(Now());
   return out;
 }
 
-std::vector<double> Daemon::PredictCompletion(const sched::Task& task) const {
-  std::lock_guard<std::mutex> lock(mu_);
+std::string Daemon::GpuAndTaskSeriesLocked(double now) const {
+  // Label values escape \\, \" and newlines (text exposition format 0.0.4).
+  auto esc = [](std::string_view v) {
+    std::string o;
+    for (char c : v) {
+      if (c == '\\' || c == '"') o += '\\';
+      if (c == '\n') {
+        o += "\\n";
+        continue;
+      }
+      o += c;
+    }
+    return o;
+  };
+  std::vector<std::string> gpu_labels;
+  for (const sched::Gpu& g : cluster_.gpus) {
+    gpu_labels.push_back(fmt::format("gpu=\"{}\",node=\"{}\",index=\"{}\",type=\"{}\"", g.id, esc(g.node), g.index,
+                                     esc(cluster_.types[g.type].name)));
+  }
+  std::string out;
+  auto family = [&](const char* name, const char* help, auto value) {
+    out += fmt::format("# HELP {} {}\n# TYPE {} gauge\n", name, help, name);
+    for (const sched::Gpu& g : cluster_.gpus) out += fmt::format("{}{{{}}} {}\n", name, gpu_labels[g.id], value(g.id));
+  };
+  family("hase_gpu_running_tasks", "Tasks running on the GPU.",
+         [&](int g) { return state_.gpus[g].running.size(); });
+  family("hase_gpu_queued_tasks", "Tasks bound to the GPU's local queue.",
+         [&](int g) { return state_.gpus[g].queued.size(); });
+  family("hase_gpu_failed", "1 while the GPU is marked failed.", [&](int g) { return failed_gpus_.count(g); });
+  family("hase_gpu_projected_drain_seconds", "Seconds until everything placed on the GPU is predicted to end (0: free now).",
+         [&](int g) { return state_.finish_ms.empty() ? 0.0 : std::max(0.0, ToS(state_.finish_ms[g]) - now); });
+  family("hase_gpu_background_sm_active", "Background SM activity (DCGM minus hase's own tasks) the last pass used, 0-1.",
+         [&](int g) { return state_.gpus[g].background.EffectiveSmActive(); });
+  family("hase_gpu_live_load_used", "1 when fresh telemetry entered the last pass.", [&](int g) { return live_[g].load_used ? 1 : 0; });
+  family("hase_gpu_memory_hase_mib", "Predicted memory of hase's running tasks, MiB.",
+         [&](int g) { return state_.gpus[g].MemoryUsedMib(); });
+  family("hase_gpu_memory_foreign_mib", "Memory DCGM reports in use beyond hase's tasks, MiB.",
+         [&](int g) { return live_[g].foreign_mib; });
+  family("hase_gpu_memory_capacity_mib", "Catalog memory of the GPU, MiB.", [&](int g) { return cluster_.gpus[g].memory_mib; });
+  // Per task: placed and not ended (bounded by GPUs x (slots + local queue)).
+  const char* task_families[][2] = {
+      {"hase_task_predicted_end_seconds", "Predicted end of a placed task, seconds from now (negative: overrunning)."},
+      {"hase_task_elapsed_seconds", "Seconds a running task has run."},
+      {"hase_task_predicted_seconds", "Predicted duration of a placed task at placement, s."}};
+  std::string rows[3];
+  for (const auto& [id, r] : tasks_) {
+    if (r.state != TaskState::kRunning && r.state != TaskState::kBound) continue;
+    const std::string labels = fmt::format("task=\"{}\",model=\"{}\",state=\"{}\",{}", id, esc(r.spec.model),
+                                           TaskStateName(r.state), r.gpu >= 0 ? gpu_labels[r.gpu] : "");
+    rows[0] += fmt::format("hase_task_predicted_end_seconds{{{}}} {:.3f}\n", labels, r.predicted_end_s - now);
+    if (r.state == TaskState::kRunning) {
+      rows[1] += fmt::format("hase_task_elapsed_seconds{{{}}} {:.3f}\n", labels, now - r.started_s);
+    }
+    rows[2] += fmt::format("hase_task_predicted_seconds{{{}}} {:.3f}\n", labels, r.predicted_end_s - r.predicted_start_s);
+  }
+  for (int i = 0; i < 3; ++i) {
+    out += fmt::format("# HELP {} {}\n# TYPE {} gauge\n", task_families[i][0], task_families[i][1], task_families[i][0]);
+    out += rows[i];
+  }
+  return out;
+}
+
+std::vector<double> Daemon::CompletionsLocked(const sched::Task& task, const sched::CycleState& cycle) const {
   std::vector<double> out(cluster_.gpus.size(), kInf);
-  const sched::CycleState cycle = CycleForLocked(task);
   const double now_ms = ToMs(Now());
   for (const sched::Gpu& g : cluster_.gpus) {
     const auto& p = cycle.profile[g.type];
@@ -683,6 +818,85 @@ Status Daemon::CheckPredictable(const sched::Task& task) const {
     if (p.ok()) return Status::OK();
   }
   return cycle.profile.empty() ? Status::NotFound("the cluster has no GPU types") : cycle.profile.front().status();
+}
+
+std::vector<double> Daemon::PredictCompletion(const sched::Task& task) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return CompletionsLocked(task, CycleForLocked(task));
+}
+
+bool Daemon::FitsSomeCatalogGpuLocked(const sched::CycleState& cycle, const sched::Task& t) const {
+  for (const sched::Gpu& g : cluster_.gpus) {
+    if (live_[g.id].foreign_mib <= 0 || g.type >= static_cast<int>(cycle.profile.size())) continue;
+    const auto& p = cycle.profile[g.type];
+    if (p.ok() && sched::MemoryNeedMib(t, *p) <= g.memory_mib) return true;
+  }
+  return false;
+}
+
+void Daemon::RecordWhyLocked(const TaskRecord& r, const sched::Task& t, const sched::CycleState& cycle,
+                             const sched::Decision& dec, double now) {
+  // O(1) per GPU (a timeline per GPU cost rr, whose local queues grow long, 40 % of its
+  // submit rate): start now beside what runs when a slot and memory are free, else alone once
+  // the GPU drains (its projected finish).
+  const sched::ContentionModel& model = policy_->oracle().contention();
+  const double now_ms = ToMs(now);
+  std::vector<double> done(cluster_.gpus.size(), kInf);
+  for (const sched::Gpu& g : cluster_.gpus) {
+    const auto& p = cycle.profile[g.type];
+    const sched::GpuState& s = state_.gpus[g.id];
+    if (!p.ok() || failed_gpus_.count(g.id)) continue;
+    const double need = sched::MemoryNeedMib(t, *p);
+    if (need > s.memory_mib) continue;
+    const double end_ms = s.FitsNow(need) && s.claims.empty()
+                              ? now_ms + p->isolated_ms * model.Slowdown(p->demand, s.TotalDemand())
+                              : std::max(now_ms, s.projected_finish_ms) +
+                                    p->isolated_ms * model.Slowdown(p->demand, s.background.EffectiveSmActive());
+    done[g.id] = ToS(end_ms);
+  }
+  auto option = [&](int gpu, double end_s) {
+    const sched::Gpu& g = cluster_.gpus[gpu];
+    return PlacementWhy::Option{gpu, g.node, cluster_.types[g.type].name, end_s};
+  };
+  PlacementWhy w;
+  w.decided_s = now;
+  w.policy = options_.policy;
+  w.chosen = option(dec.gpu, ToS(dec.end_ms));
+  // The best other GPU of each type (the chosen type included: its best other GPU).
+  std::map<int, int> best_of_type;
+  for (const sched::Gpu& g : cluster_.gpus) {
+    if (g.id == dec.gpu || !std::isfinite(done[g.id])) continue;
+    auto [it, fresh] = best_of_type.try_emplace(g.type, g.id);
+    if (!fresh && done[g.id] < done[it->second]) it->second = g.id;
+  }
+  for (const auto& [type, gpu] : best_of_type) w.alternatives.push_back(option(gpu, done[gpu]));
+  std::sort(w.alternatives.begin(), w.alternatives.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.predicted_end_s, a.gpu) < std::tie(b.predicted_end_s, b.gpu);
+  });
+  why_[r.id] = std::move(w);
+}
+
+void Daemon::LogBindLocked(const TaskRecord& r, double now) const {
+  auto it = why_.find(r.id);
+  std::string alts;
+  if (it != why_.end()) {
+    for (const PlacementWhy::Option& o : it->second.alternatives) {
+      alts += fmt::format("{}{}:{}/{}@{}", alts.empty() ? "" : ",", o.type, o.node, o.gpu, Rel(o.predicted_end_s, now));
+    }
+  }
+  options_.logger->info(
+      "bind task={} model={} batches={} state={} gpu={} node={} index={} type={} predicted_start={} "
+      "predicted_end={} alternatives=[{}]",
+      r.id, r.spec.model, r.spec.num_batches, TaskStateName(r.state), r.gpu, r.node, r.gpu_index,
+      cluster_.types[cluster_.gpus[r.gpu].type].name, Rel(r.predicted_start_s, now), Rel(r.predicted_end_s, now),
+      alts);
+}
+
+std::optional<PlacementWhy> Daemon::WhyOf(int64_t id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = why_.find(id);
+  if (it == why_.end()) return std::nullopt;
+  return it->second;
 }
 
 Result<TaskRecord> Daemon::BindExternal(const TaskSpec& spec, const std::string& node) {

@@ -10,10 +10,28 @@
 // GPU's local queue makes it `bound`, promoted to running when the GPU frees up.
 //
 // Live load. GpuState::background is the DCGM LoadSnapshot of the GPU (matched by node name and
-// index) minus the demand of tasks hase itself runs there (DCGM sees them too), if the snapshot
-// is at most load_max_age_s old. Otherwise (telemetry down, GPU never seen, too old) it is
-// idle: the analytic-only estimate of what hase placed. Health() reports degraded whenever the
-// scraper does; scheduling never stops for it.
+// index; the load source resolves host labels to nodes, telemetry/node_map.h) minus the demand
+// of tasks hase itself runs there (DCGM sees them too), if the snapshot is at most
+// load_max_age_s old. Otherwise (telemetry down, GPU never seen, too old) it is idle: the
+// analytic-only estimate of what hase placed. Health() reports degraded whenever the load
+// source does; scheduling never stops for it.
+//
+// Live memory. With a fresh FB_USED (or FB_FREE) reading, memory DCGM reports in use beyond
+// what hase's own running tasks were predicted to hold is foreign: the GPU's capacity for
+// placement becomes catalog memory − foreign, so a 30 000 MiB task does not go to an H100 that
+// reports 21 000 MiB free. A task that fits some GPU's catalog memory but no GPU's live free
+// memory waits (it is not rejected).
+//
+// Projected finishes are recomputed every pass from observed state (RefreshGpusLocked): a
+// running task's remaining work from its elapsed time against its prediction; a GPU with
+// nothing running, bound or claimed drains now. A DCGM reading dated less than
+// load_settle_s after the last start/end of hase's own tasks on its GPU still shows the old
+// own load (the exporter's collect interval, a Prometheus window): it is not used, and the
+// foreign load and memory derived from the reading before stand in.
+//
+// Decisions. Each bind is logged (DaemonOptions::logger, info: task, GPU, predicted start and
+// end, and the predicted completion on the best GPU of each other type) and kept in memory as
+// a Why record (WhyOf, GET /v1/tasks/{id}); /metrics has per-GPU and per-task series.
 //
 // Recovery. Start() rebuilds everything from the journal: queued tasks re-enter the queue in
 // order; bound and running tasks are put back on their GPUs (running ones with their remaining
@@ -55,7 +73,11 @@
 #include "hase/service/metrics.h"
 #include "hase/service/task_record.h"
 #include "hase/service/task_store.h"
-#include "hase/telemetry/dcgm_scraper.h"
+#include "hase/telemetry/load_source.h"
+
+namespace spdlog {
+class logger;
+}
 
 namespace hase::service {
 
@@ -65,6 +87,10 @@ struct DaemonOptions {
   TaskStoreOptions store;
   // Affects behaviour.
   double load_max_age_s = 300;  // older DCGM snapshots are ignored (analytic-only), seconds
+  // A reading must be this much newer than the last start/end of hase's own tasks on its GPU to
+  // be used (before that the previous reading stands in): dcgm-exporter's collect interval
+  // (30 s by default) or the Prometheus window, whichever is longer, seconds.
+  double load_settle_s = 30;
   bool executor = false;        // run task commands here (standalone mode)
   std::string executor_node;    // the node this executor runs; "" = every node (one-node setup)
   // Runtime journalled with a task that names none (`hase serve --runtime`), so a restart with
@@ -75,6 +101,25 @@ struct DaemonOptions {
   int max_cycles_per_pass = 256;  // most queued tasks offered per pass (queue head first)
   // Tests pass a fake clock; default telemetry::WallClockSeconds.
   std::function<double()> now_s;
+  // Structured decision log (info: one line per placement; debug: per wait/reject). Null: none.
+  std::shared_ptr<spdlog::logger> logger;
+};
+
+// Why a task went where it did: its predicted completion on the chosen GPU (the policy's) and
+// on the best other GPU of every GPU type (wall seconds), estimated in O(1) per GPU: start now
+// beside what runs there when a slot and memory are free, else alone once the GPU drains (its
+// projected finish), slowed by the contention model. Kept in memory from the bind (a restart
+// forgets it).
+struct PlacementWhy {
+  struct Option {
+    int gpu = -1;
+    std::string node, type;
+    double predicted_end_s = 0;
+  };
+  double decided_s = 0;
+  std::string policy;
+  Option chosen;
+  std::vector<Option> alternatives;  // fastest first, the chosen GPU's type excluded
 };
 
 // One GPU as GET /v1/gpus reports it.
@@ -85,7 +130,13 @@ struct GpuView {
   std::string type;
   bool failed = false;
   int running = 0, queued = 0;
-  double memory_mib = 0, memory_used_mib = 0;
+  double memory_mib = 0;          // catalog capacity, MiB
+  double memory_used_mib = 0;     // DCGM's FB_USED when live memory is in use, else hase's tasks
+  // "dcgm"; "dcgm+hase" while the newest reading overlaps hase's last start/end on the GPU
+  // (DCGM's foreign memory from the reading before, plus hase's tasks); "hase" without DCGM.
+  std::string memory_used_source = "hase";
+  double memory_hase_mib = 0;     // predicted memory of hase's running tasks, MiB
+  double memory_foreign_mib = 0;  // memory in use that hase did not place (DCGM), MiB
   std::optional<telemetry::GpuObservation> live;  // telemetry's latest observation
   bool load_used = false;     // live load entered the last cycle (fresh enough)
   double background_sm = 0;   // background SM activity the policy saw, 0–1
@@ -99,13 +150,13 @@ struct DaemonHealth {
 
 class Daemon {
  public:
-  // Builds the daemon. `scraper` may be null (no telemetry: analytic-only, not degraded) and
-  // must outlive the daemon. Errors: NotFound (unknown policy), IO/Parse (journal),
-  // InvalidArgument (cluster).
+  // Builds the daemon. `load` (a DcgmScraper or PromLoadSource) may be null (no telemetry:
+  // analytic-only, not degraded) and must outlive the daemon. Errors: NotFound (unknown
+  // policy), IO/Parse (journal), InvalidArgument (cluster).
   static Result<std::unique_ptr<Daemon>> Create(sched::Cluster cluster,
                                                 std::shared_ptr<const sched::LatencyOracle> oracle,
                                                 DaemonOptions options,
-                                                const telemetry::DcgmScraper* scraper);
+                                                const telemetry::LoadSource* load);
   ~Daemon();
   Daemon(const Daemon&) = delete;
   Daemon& operator=(const Daemon&) = delete;
@@ -120,6 +171,8 @@ class Daemon {
   std::optional<TaskRecord> Get(int64_t id) const;
   // The task submitted with client key `key` (TaskSpec::key), if any.
   std::optional<TaskRecord> FindByKey(const std::string& key) const;
+  // Why task `id` was placed where it is; nullopt before its placement (or after a restart).
+  std::optional<PlacementWhy> WhyOf(int64_t id) const;
   // Newest first, at most `limit`, optionally only one state.
   std::vector<TaskRecord> List(std::optional<TaskState> state, size_t limit) const;
   // Cancels a queued, bound or running task (kills its process). NotFound for an unknown id;
@@ -151,6 +204,8 @@ class Daemon {
   Result<TaskRecord> BindExternal(const TaskSpec& spec, const std::string& node);
 
   const sched::Cluster& cluster() const { return cluster_; }
+  // The decision logger (DaemonOptions::logger; a null sink when none was given).
+  std::shared_ptr<spdlog::logger> logger() const { return options_.logger; }
   const std::string& policy_name() const;
 
   // Runs one scheduling pass now, on the caller's thread (tests; the thread does the same).
@@ -158,7 +213,7 @@ class Daemon {
 
  private:
   Daemon(sched::Cluster cluster, std::shared_ptr<const sched::LatencyOracle> oracle,
-         DaemonOptions options, const telemetry::DcgmScraper* scraper, std::unique_ptr<TaskStore> store);
+         DaemonOptions options, const telemetry::LoadSource* load, std::unique_ptr<TaskStore> store);
 
   // (-priority, -Policy::QueueKey, submitted_s, id): the policy's order within a priority
   // (hase: longest first with aging; arrival order for the others). Deterministic per record.
@@ -181,6 +236,14 @@ class Daemon {
   Result<sched::TaskProfile> ProfileOnLocked(const TaskRecord& r, int gpu) const;  // requires mu_
   sched::CycleState CycleForLocked(const sched::Task& t) const;                    // requires mu_
   bool ExecutesOn(int gpu) const;
+  // Predicted completion of `t` on every GPU now (wall s, +inf where it cannot run).
+  std::vector<double> CompletionsLocked(const sched::Task& t, const sched::CycleState& cycle) const;  // requires mu_
+  // Before Commit of a bind: completions on every GPU with the state as the policy saw it.
+  void RecordWhyLocked(const TaskRecord& r, const sched::Task& t, const sched::CycleState& cycle,
+                       const sched::Decision& dec, double now);  // requires mu_
+  void LogBindLocked(const TaskRecord& r, double now) const;      // requires mu_
+  std::string GpuAndTaskSeriesLocked(double now) const;            // requires mu_: /metrics
+  bool FitsSomeCatalogGpuLocked(const sched::CycleState& cycle, const sched::Task& t) const;  // requires mu_
   double Now() const { return options_.now_s(); }
   // Scheduler time: ms since this daemon was created. Kept small because sched's timeline
   // arithmetic in absolute epoch ms (~1.7e12) loses sub-ms precision.
@@ -191,7 +254,7 @@ class Daemon {
   const sched::Cluster cluster_;
   const std::shared_ptr<const sched::LatencyOracle> oracle_;
   const DaemonOptions options_;
-  const telemetry::DcgmScraper* const scraper_;  // may be null
+  const telemetry::LoadSource* const load_;  // may be null
   const std::unique_ptr<TaskStore> store_;
   std::unique_ptr<Executor> executor_;  // null unless options_.executor
   Metrics metrics_;
@@ -206,7 +269,18 @@ class Daemon {
   std::string first_quarantine_;                     // guarded by mu_: the first one, for /healthz
   std::set<QueueKey> queue_;                        // guarded by mu_, queued tasks
   std::map<int, double> failed_gpus_;               // guarded by mu_: id → original memory
-  std::vector<bool> load_used_;                     // guarded by mu_, per GPU, last refresh
+  // What the last refresh took from telemetry for one GPU (RefreshGpusLocked).
+  struct LiveGpu {
+    bool load_used = false;         // a reading (or its stand-in) entered the pass
+    bool settling = false;          // the stand-in: the newest reading overlaps an own change
+    LoadSnapshot background;        // DCGM's load minus hase's own tasks then
+    double foreign_mib = 0;         // memory in use beyond hase's running tasks then, MiB
+    double dcgm_used_mib = -1;      // DCGM's memory in use, -1 = not reported
+    std::vector<int> own;           // hase's running task ids at the last refresh, sorted
+    double own_changed_s = -1e300;  // when hase's own tasks here last started/ended (wall s)
+  };
+  std::vector<LiveGpu> live_;                       // guarded by mu_, per GPU
+  std::map<int64_t, PlacementWhy> why_;             // guarded by mu_, placed tasks
   bool dirty_ = true;                               // guarded by mu_: a pass is due
   bool stop_ = false;                               // guarded by mu_
   std::thread thread_;

@@ -8,8 +8,13 @@
 //   hase_decision_latency_seconds         histogram one policy cycle (Schedule + Commit)
 //   hase_tasks_finished_total{state}      counter  succeeded, failed, cancelled, rejected
 //   hase_tasks_requeued_total             counter  re-queued after a GPU or node failure
-//   gauges written at render time: hase_queue_length, hase_tasks{state}, hase_gpus{health},
-//   hase_telemetry_degraded, hase_telemetry_max_age_seconds
+//   gauges written at render time (Daemon::MetricsText): hase_queue_length, hase_tasks{state},
+//   hase_gpus{health}, hase_telemetry_degraded; per GPU {gpu,node,index,type}:
+//   hase_gpu_running_tasks, _queued_tasks, _failed, _projected_drain_seconds,
+//   _background_sm_active, _live_load_used, _memory_hase_mib, _memory_foreign_mib,
+//   _memory_capacity_mib; per placed, unfinished task {task,model,state,+GPU labels}:
+//   hase_task_predicted_end_seconds (from now), hase_task_elapsed_seconds,
+//   hase_task_predicted_seconds
 // Thread-safety: all methods are safe for concurrent use.
 #pragma once
 

@@ -2,13 +2,22 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 namespace hase::telemetry {
 
 bool IsDcgmBlank(double value) {
   if (std::isnan(value)) return true;
   if (value >= kDcgmInt32Blank && value <= kDcgmInt32Max) return true;
+  if (value == kUint32Max) return true;
   return value >= kDcgmFp64Blank;
+}
+
+int DcgmFieldIndex(std::string_view name) {
+  for (size_t i = 0; i < std::size(kDcgmLoadFields); ++i) {
+    if (kDcgmLoadFields[i] == name) return static_cast<int>(i);
+  }
+  return -1;
 }
 
 bool SetDcgmField(LoadSnapshot& snap, std::string_view name, double value) {
@@ -19,7 +28,7 @@ bool SetDcgmField(LoadSnapshot& snap, std::string_view name, double value) {
     return true;
   };
   auto non_negative = [&](std::optional<double>& field) {
-    if (value < 0) return false;
+    if (value < 0 || value >= kDcgmInt32Blank) return false;
     field = value;
     return true;
   };

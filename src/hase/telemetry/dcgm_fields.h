@@ -8,7 +8,8 @@
 // Blank values (DCGM's dcgm_structs.h): a field DCGM could not read is reported as a sentinel,
 // DCGM_INT32_BLANK = 0x7ffffff0 (2147483632) up to +15, DCGM_INT64_BLANK = 0x7ffffffffffffff0
 // (9223372036854775792, e.g. ...794 = NOT_SUPPORTED) and up, DCGM_FP64_BLANK = 2^47
-// (140737488355328.0) and up. dcgm-exporter prints them verbatim; hase treats them as missing.
+// (140737488355328.0) and up. dcgm-exporter prints them verbatim; hase treats them as missing,
+// and so 4294967295 (UINT32_MAX: an unsigned -1, seen as FB_USED on a GPU that could not be read).
 #pragma once
 
 #include <string_view>
@@ -35,14 +36,19 @@ inline constexpr std::string_view kDcgmLoadFields[] = {
 inline constexpr double kDcgmInt32Blank = 2147483632.0;        // 0x7ffffff0
 inline constexpr double kDcgmInt32Max = 2147483647.0;          // 0x7fffffff
 inline constexpr double kDcgmFp64Blank = 140737488355328.0;    // 2^47; INT64 blanks are above
+inline constexpr double kUint32Max = 4294967295.0;              // an unsigned -1
 
-// True for DCGM's blank/not-found/not-supported/not-permissioned sentinels and for NaN.
+// True for DCGM's blank/not-found/not-supported/not-permissioned sentinels, UINT32_MAX and NaN.
 bool IsDcgmBlank(double value);
+
+// Index of `name` in kDcgmLoadFields, or -1.
+int DcgmFieldIndex(std::string_view name);
 
 // Stores `value` of metric `name` in the matching LoadSnapshot field (GPU_UTIL divided by 100).
 // Returns false, leaving `snap` unchanged, when `name` is not one of kDcgmLoadFields, when the
 // value is blank (IsDcgmBlank) or when it is impossible for the field (a ratio outside
-// [-0.01, 1.01], a percentage outside [0, 100.5], a negative size or clock): such a field stays
+// [-0.01, 1.01], a percentage outside [0, 100.5], a negative size or clock, a size or clock of
+// kDcgmInt32Blank or more — an average that mixed a blank in): such a field stays
 // std::nullopt, i.e. "not reported". Ratios slightly outside 0–1 are clamped.
 bool SetDcgmField(LoadSnapshot& snap, std::string_view name, double value);
 

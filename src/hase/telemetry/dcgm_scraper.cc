@@ -21,6 +21,7 @@ DcgmScraperOptions WithDefaults(DcgmScraperOptions o) {
 
 DcgmScraper::DcgmScraper(DcgmScraperOptions options) : options_(WithDefaults(std::move(options))) {
   health_.resize(options_.targets.size());
+  unresolved_.resize(options_.targets.size());
   for (size_t i = 0; i < options_.targets.size(); ++i) health_[i].url = options_.targets[i].url;
 }
 
@@ -30,6 +31,7 @@ Status DcgmScraper::ScrapeTargetLocked(size_t i, double now) {
   const ScrapeTarget& t = options_.targets[i];
   Status st;
   int gpus = 0;
+  std::vector<std::string> unresolved;
   Result<std::string> body = HttpGet(t.url, options_.timeout_s);
   if (!body.ok()) {
     st = body.status();
@@ -44,6 +46,7 @@ Status DcgmScraper::ScrapeTargetLocked(size_t i, double now) {
                            "is this a dcgm-exporter /metrics endpoint?");
       } else {
         gpus = static_cast<int>(g.gpus.size());
+        unresolved = ResolveNodes(g.gpus, options_.nodes, t.node, t.url);
         table_.Update(g.gpus);
       }
     }
@@ -56,6 +59,7 @@ Status DcgmScraper::ScrapeTargetLocked(size_t i, double now) {
     h.last_success_s = now;
     h.consecutive_failures = 0;
     h.gpus = gpus;
+    unresolved_[i] = std::move(unresolved);
   } else {
     h.last_error = st.ToString();
     ++h.consecutive_failures;
@@ -113,6 +117,7 @@ TelemetryHealth DcgmScraper::Health() const {
     std::lock_guard<std::mutex> lock(mu_);
     h.targets = health_;
     if (!scraped_once_) h.reasons.push_back("telemetry: no scrape finished yet");
+    for (const auto& u : unresolved_) h.reasons.insert(h.reasons.end(), u.begin(), u.end());
   }
   for (const TargetHealth& t : h.targets) {
     if (!t.ok && (t.consecutive_failures > 0)) {
@@ -120,7 +125,9 @@ TelemetryHealth DcgmScraper::Health() const {
                                       t.consecutive_failures, t.last_error));
     }
   }
-  for (const GpuObservation& g : table_.All(now)) {
+  const std::vector<GpuObservation> all = table_.All(now);
+  AddFieldHealth(all, h);
+  for (const GpuObservation& g : all) {
     h.max_age_s = std::max(h.max_age_s, g.load.age_s);
     if (g.load.age_s > options_.stale_after_s) {
       h.reasons.push_back(fmt::format("telemetry: {} gpu {} stale ({:.0f} s old > {:.0f} s)", g.key.host,

@@ -22,12 +22,16 @@
 
 #include "hase/base/status.h"
 #include "hase/telemetry/gpu_load_table.h"
+#include "hase/telemetry/load_source.h"
+#include "hase/telemetry/node_map.h"
 
 namespace hase::telemetry {
 
 struct ScrapeTarget {
   std::string url;   // e.g. "http://node1:9400/metrics"
-  std::string node;  // node name used when a series carries no hostname/Hostname label
+  // The node this exporter runs on (`--dcgm URL=NODE`): names series without a host label,
+  // and those whose label names no cluster node (node_map.h).
+  std::string node;
 };
 
 struct DcgmScraperOptions {
@@ -42,43 +46,31 @@ struct DcgmScraperOptions {
   double stale_after_s = 90.0;
   // Maps modelName to a catalog GPU type; may be empty.
   GpuTypeResolver resolver;
+  // Cluster nodes and UUID overrides for node resolution; empty: host labels taken as is.
+  NodeMap nodes;
   // Wall clock, seconds since the epoch; tests pass a fake. Default: WallClockSeconds.
   std::function<double()> now_s;
 };
 
-struct TargetHealth {
-  std::string url;
-  bool ok = false;               // the last scrape of this target succeeded
-  std::string last_error;        // "" when ok
-  double last_success_s = 0;     // wall time of the last good scrape, 0 = never
-  int consecutive_failures = 0;
-  int gpus = 0;                  // GPUs seen in the last good scrape
-};
-
-struct TelemetryHealth {
-  bool degraded = true;              // any target failing, any GPU stale, or nothing scraped yet
-  std::vector<std::string> reasons;  // one line per problem, for /healthz
-  std::vector<TargetHealth> targets;
-  double max_age_s = 0;              // oldest GPU observation
-};
-
-class DcgmScraper {
+class DcgmScraper final : public LoadSource {
  public:
   explicit DcgmScraper(DcgmScraperOptions options);
-  ~DcgmScraper();
+  ~DcgmScraper() override;
   DcgmScraper(const DcgmScraper&) = delete;
   DcgmScraper& operator=(const DcgmScraper&) = delete;
 
   // Scrapes every target once (in parallel) and updates the table. Returns OK when all
   // succeeded, else the first target's error (the others are still applied).
   Status ScrapeOnce();
+  Status RefreshOnce() override { return ScrapeOnce(); }
 
   // Starts/stops the background loop (idempotent). The first round runs immediately.
-  void Start();
-  void Stop();
+  void Start() override;
+  void Stop() override;
 
-  const GpuLoadTable& table() const { return table_; }
-  TelemetryHealth Health() const;
+  const GpuLoadTable& table() const override { return table_; }
+  TelemetryHealth Health() const override;
+  std::string Kind() const override { return "dcgm-exporter"; }
   double Now() const { return options_.now_s(); }
 
  private:
@@ -88,6 +80,7 @@ class DcgmScraper {
   GpuLoadTable table_;
   mutable std::mutex mu_;
   std::vector<TargetHealth> health_;  // guarded by mu_, one per target
+  std::vector<std::vector<std::string>> unresolved_;  // guarded by mu_, per target: last scrape
   bool scraped_once_ = false;         // guarded by mu_
   std::condition_variable cv_;
   bool stop_ = false;                 // guarded by mu_

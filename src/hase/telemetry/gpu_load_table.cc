@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <iterator>
 
 #include "hase/telemetry/dcgm_fields.h"
 
@@ -28,15 +29,18 @@ GroupResult GroupDcgmSamples(std::span<const PromSample> samples, std::string_vi
                              double scrape_time_s, const GpuTypeResolver& resolver) {
   GroupResult out;
   std::map<GpuKey, GpuObservation> by_key;
+  struct MigPart {
+    LoadSnapshot load;
+    int slices = 1;
+    unsigned mask = 0;
+  };
+  std::map<GpuKey, std::map<std::string, MigPart>> mig;  // GPU → GPU_I_ID → instance
+  std::map<GpuKey, bool> dated;  // a timestamped field has dated the GPU
   auto warn = [&](std::string w) {
     if (out.warnings.size() < kMaxWarnings) out.warnings.push_back(std::move(w));
   };
   for (const PromSample& s : samples) {
     if (s.name.rfind("DCGM_", 0) != 0) continue;  // exporter self-metrics, go_*, process_*
-    if (const std::string* mig = s.Label("GPU_I_ID"); mig && !mig->empty()) {
-      warn(s.name + ": MIG instance series (GPU_I_ID=" + *mig + ") skipped");
-      continue;
-    }
     const std::string* gpu = s.Label("gpu");
     int index = -1;
     if (gpu) {
@@ -53,6 +57,7 @@ GroupResult GroupDcgmSamples(std::span<const PromSample> samples, std::string_vi
     GpuObservation& o = it->second;
     if (inserted) {
       o.key = key;
+      o.host_label = host ? *host : "";
       o.sample_time_s = scrape_time_s;
     }
     if (o.uuid.empty()) {
@@ -64,8 +69,26 @@ GroupResult GroupDcgmSamples(std::span<const PromSample> samples, std::string_vi
         if (resolver) o.gpu_type = resolver(*m).value_or("");
       }
     }
-    if (SetDcgmField(o.load, s.name, s.value)) {
-      ++o.fields;
+    const std::string* mig_id = s.Label("GPU_I_ID");
+    const bool is_mig = mig_id && !mig_id->empty();
+    MigPart* part = nullptr;
+    if (is_mig) {
+      part = &mig[key][*mig_id];
+      if (const std::string* prof = s.Label("GPU_I_PROFILE")) {  // "3g.20gb" → 3 slices
+        int n = 0;
+        auto [p, ec] = std::from_chars(prof->data(), prof->data() + prof->size(), n);
+        if (ec == std::errc() && n > 0 && p != prof->data() + prof->size() && *p == 'g') part->slices = n;
+      }
+    }
+    LoadSnapshot& target = is_mig ? part->load : o.load;
+    if (SetDcgmField(target, s.name, s.value)) {
+      const unsigned bit = 1u << DcgmFieldIndex(s.name);
+      if (is_mig) {
+        part->mask |= bit;
+      } else if (!(o.field_mask & bit)) {
+        o.field_mask |= bit;
+        ++o.fields;
+      }
       if (s.timestamp_ms) {
         double t = static_cast<double>(*s.timestamp_ms) / 1000.0;
         // A sample cannot postdate the scrape that read it: a clock ahead (one exporter stamped
@@ -76,7 +99,53 @@ GroupResult GroupDcgmSamples(std::span<const PromSample> samples, std::string_vi
           t = scrape_time_s;
         }
         // The oldest field dates the snapshot; the first timestamped field replaces scrape time.
-        if (o.fields == 1 || t < o.sample_time_s) o.sample_time_s = t;
+        bool& d = dated[key];
+        if (!d || t < o.sample_time_s) o.sample_time_s = t;
+        d = true;
+      }
+    }
+  }
+  // Fold MIG instances into their GPU (see the header).
+  for (auto& [key, parts] : mig) {
+    GpuObservation& o = by_key.at(key);
+    o.mig_instances = static_cast<int>(parts.size());
+    int total_slices = 0;
+    for (const auto& [id, p] : parts) total_slices += p.slices;
+    const double denom = std::max(7, total_slices);
+    using Field = std::optional<double> LoadSnapshot::*;
+    const Field weighted[] = {&LoadSnapshot::sm_active, &LoadSnapshot::sm_occupancy, &LoadSnapshot::dram_active,
+                              &LoadSnapshot::pipe_tensor_active, &LoadSnapshot::gr_engine_active};
+    const Field summed[] = {&LoadSnapshot::fb_used_mib, &LoadSnapshot::fb_free_mib};
+    const Field largest[] = {&LoadSnapshot::gpu_util, &LoadSnapshot::sm_clock_mhz};
+    auto fold = [&](Field f, auto combine) {
+      if (o.load.*f) return;  // the whole GPU reported it
+      std::optional<double> acc;
+      for (const auto& [id, p] : parts) {
+        if (p.load.*f) acc = combine(acc, *(p.load.*f), p.slices);
+      }
+      if (acc) {
+        o.load.*f = acc;
+        ++o.fields;
+      }
+    };
+    for (Field f : weighted) {
+      fold(f, [&](std::optional<double> a, double v, int w) { return std::min(1.0, a.value_or(0) + v * w / denom); });
+    }
+    for (Field f : summed) fold(f, [](std::optional<double> a, double v, int) { return a.value_or(0) + v; });
+    for (Field f : largest) fold(f, [](std::optional<double> a, double v, int) { return std::max(a.value_or(v), v); });
+    // Recount: a field is stored when its optional is set (whole GPU or folded).
+    const std::optional<double>* stored[] = {&o.load.sm_active,    &o.load.sm_occupancy,
+                                             &o.load.dram_active,  &o.load.pipe_tensor_active,
+                                             &o.load.gr_engine_active, &o.load.gpu_util,
+                                             &o.load.fb_used_mib,  &o.load.fb_free_mib,
+                                             &o.load.sm_clock_mhz};
+    static_assert(std::size(stored) == std::size(kDcgmLoadFields));
+    o.field_mask = 0;
+    o.fields = 0;
+    for (size_t i = 0; i < std::size(stored); ++i) {
+      if (stored[i]->has_value()) {
+        o.field_mask |= 1u << i;
+        ++o.fields;
       }
     }
   }

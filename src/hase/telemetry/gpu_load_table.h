@@ -4,8 +4,15 @@
 // dcgm-exporter labels each series with the GPU (`gpu` = index on its node, `UUID`,
 // `modelName`, `device`, `pci_bus_id`) and the node (`Hostname`, renamed `hostname` in 2026;
 // both are accepted, lowercase first). A GPU is identified by (host, index); its UUID is kept
-// so it can also be looked up by UUID. Series carrying a non-empty `GPU_I_ID` label (MIG
-// instances) are skipped: hase schedules whole GPUs.
+// so it can also be looked up by UUID. Sources map the host label to a cluster node afterwards
+// (node_map.h).
+//
+// MIG. Series with a non-empty `GPU_I_ID` label describe one MIG instance of GPU `gpu`. hase
+// schedules whole GPUs, so instances are folded into their GPU (mig_instances counts them) for
+// every field the whole GPU did not report itself: activity ratios are weighted by the
+// instance's compute slices (the N of `GPU_I_PROFILE` "Ng.…", 1 when absent) out of
+// max(7, Σ slices) — A100/H100 have 7 — and summed; FB_USED/FB_FREE are summed; GPU_UTIL and
+// SM_CLOCK take the largest instance value.
 //
 // Ages: a snapshot's age is `now - sample time`, where the sample time is the series'
 // timestamp when the exposition line had one (ms since the epoch, the oldest of the GPU's
@@ -46,9 +53,12 @@ struct GpuObservation {
   std::string uuid;        // "GPU-…", "" when the series had no UUID label
   std::string model_name;  // modelName label as reported
   std::string gpu_type;    // catalog name from the resolver, "" when unresolved
+  std::string host_label;  // hostname/Hostname label as reported ("" = none); key.host may differ
   LoadSnapshot load;       // age_s is filled by GpuLoadTable reads, 0 here
   double sample_time_s = 0;  // wall seconds since the epoch (see file comment)
   int fields = 0;            // number of kDcgmLoadFields stored (blank values do not count)
+  unsigned field_mask = 0;   // bit i set: kDcgmLoadFields[i] stored
+  int mig_instances = 0;     // MIG instances folded in (0: a whole GPU)
 };
 
 struct GroupResult {

@@ -38,7 +38,7 @@ Result<HttpUrl> ParseHttpUrl(std::string_view url) {
   return out;
 }
 
-Result<std::string> HttpGet(std::string_view url, double timeout_s, size_t max_bytes) {
+Result<HttpResponse> HttpFetch(std::string_view url, double timeout_s, size_t max_bytes) {
   HASE_ASSIGN_OR_RETURN(HttpUrl u, ParseHttpUrl(url));
   httplib::Client cli(u.host, u.port);
   const double t = std::max(timeout_s, 0.001);
@@ -81,10 +81,15 @@ Result<std::string> HttpGet(std::string_view url, double timeout_s, size_t max_b
     return Status::IO("GET " + std::string(url) + " failed: " + httplib::to_string(res.error()), "",
                       "check that the endpoint is up and answers within " + std::to_string(timeout_s) + " s");
   }
-  if (res->status != 200) {
-    return Status::IO("GET " + std::string(url) + " returned HTTP " + std::to_string(res->status));
+  return HttpResponse{res->status, std::move(body)};
+}
+
+Result<std::string> HttpGet(std::string_view url, double timeout_s, size_t max_bytes) {
+  HASE_ASSIGN_OR_RETURN(HttpResponse r, HttpFetch(url, timeout_s, max_bytes));
+  if (r.status != 200) {
+    return Status::IO("GET " + std::string(url) + " returned HTTP " + std::to_string(r.status));
   }
-  return body;
+  return std::move(r.body);
 }
 
 std::string UrlEncode(std::string_view s) {

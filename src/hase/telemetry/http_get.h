@@ -26,6 +26,16 @@ Result<HttpUrl> ParseHttpUrl(std::string_view url);
 inline constexpr size_t kMaxHttpBodyBytes = size_t{64} << 20;
 inline constexpr double kHttpTotalTimeFactor = 3;
 
+struct HttpResponse {
+  int status = 0;    // HTTP status code
+  std::string body;  // the body, whatever the status
+};
+
+// GETs `url` like HttpGet but returns any HTTP status with its body (a Prometheus query error
+// answers 400/422/503 with a JSON body that says why). Errors: as HttpGet, except non-200.
+Result<HttpResponse> HttpFetch(std::string_view url, double timeout_s,
+                               size_t max_bytes = kMaxHttpBodyBytes);
+
 // GETs `url`, waiting at most `timeout_s` to connect and `timeout_s` between reads, and at most
 // kHttpTotalTimeFactor × `timeout_s` for the whole body. Returns the body of a 200 response.
 // Errors: InvalidArgument (bad URL), IO (connection refused, timeout, a body over `max_bytes`

@@ -84,6 +84,15 @@ Result<std::vector<PromSample>> ParsePromApiResponse(std::string_view body) {
   }
 }
 
+std::string SampleWeightedQuery(std::string_view metric, std::string_view selector, double window_s) {
+  const long w = std::max(1L, std::lround(window_s));
+  std::string sel(selector);
+  if (!sel.empty() && sel.front() != '{') sel = "{" + sel + "}";
+  constexpr std::string_view kBy = "Hostname,hostname,gpu,UUID,modelName,GPU_I_ID,GPU_I_PROFILE";
+  return fmt::format("sum by({0})(sum_over_time({1}{2}[{3}s])) / sum by({0})(count_over_time({1}{2}[{3}s]))", kBy,
+                     metric, sel, w);
+}
+
 std::string AvgOverTimeQuery(std::string_view metric, std::string_view selector, double window_s) {
   long w = std::max(1L, std::lround(window_s));
   return fmt::format("avg_over_time({}{}[{}s])", metric, selector, w);
@@ -95,8 +104,31 @@ Result<std::vector<PromSample>> PromApiClient::Query(std::string_view promql,
   while (!url.empty() && url.back() == '/') url.pop_back();
   url += "/api/v1/query?query=" + UrlEncode(promql);
   if (time_s) url += fmt::format("&time={:.3f}", *time_s);
-  HASE_ASSIGN_OR_RETURN(std::string body, HttpGet(url, options_.timeout_s));
-  Result<std::vector<PromSample>> r = ParsePromApiResponse(body);
+  Result<HttpResponse> fetched = HttpFetch(url, options_.timeout_s);
+  if (!fetched.ok()) {
+    // The URL-encoded query makes the transport message unreadable: name the server instead.
+    std::string why = fetched.status().message();
+    if (const size_t p = why.find(" failed: "); p != std::string::npos) why = why.substr(p + 9);
+    return Status::IO("Prometheus at " + options_.base_url + " did not answer: " + why, "",
+                      "is it up at that address, and answering within " + fmt::format("{:g}", options_.timeout_s) + " s?");
+  }
+  HttpResponse& resp = *fetched;
+  if (resp.status != 200) {
+    // Prometheus explains a refused query in a JSON body: {"status":"error","errorType":…,"error":…}.
+    json j = json::parse(resp.body, nullptr, /*allow_exceptions=*/false);
+    std::string why;
+    if (j.is_object() && j.contains("error") && j["error"].is_string()) {
+      why = fmt::format("({}): {}", j.value("errorType", std::string("?")), j["error"].get<std::string>());
+    } else {
+      why = ": " + resp.body.substr(0, 200);
+    }
+    const std::string msg = fmt::format("Prometheus answered HTTP {} {}", resp.status, why);
+    if (resp.status == 400 || resp.status == 422) {
+      return Status::InvalidArgument(msg, std::string(promql), "check --selector and the Prometheus URL");
+    }
+    return Status::IO(msg, std::string(promql), "is Prometheus overloaded or still starting?");
+  }
+  Result<std::vector<PromSample>> r = ParsePromApiResponse(resp.body);
   if (!r.ok()) return r.status().WithContext(std::string(promql));
   return r;
 }
@@ -105,9 +137,10 @@ Result<std::vector<GpuObservation>> PromApiClient::LoadWindow(double window_s, s
                                                              const GpuTypeResolver& resolver) const {
   std::vector<PromSample> all;
   for (std::string_view metric : kDcgmLoadFields) {
-    HASE_ASSIGN_OR_RETURN(std::vector<PromSample> got, Query(AvgOverTimeQuery(metric, selector, window_s)));
+    HASE_ASSIGN_OR_RETURN(std::vector<PromSample> got, Query(SampleWeightedQuery(metric, selector, window_s)));
     for (PromSample& s : got) {
-      s.name = std::string(metric);  // avg_over_time drops __name__
+      s.name = std::string(metric);  // aggregation drops __name__
+      // Labels absent from a series come back absent (by() keeps only those present).
       all.push_back(std::move(s));
     }
   }

@@ -28,6 +28,14 @@ namespace hase::telemetry {
 // error).
 Result<std::vector<PromSample>> ParsePromApiResponse(std::string_view json);
 
+// The sample-weighted mean of `metric` per GPU over the last `window_s` seconds, merged across
+// series churn: with Kubernetes pod labels each pod label set is a new series (one GPU showed
+// 4 series in a 10 s window), so series are summed by the GPU's identity labels first:
+//   sum by(L)(sum_over_time(M S[Ws])) / sum by(L)(count_over_time(M S[Ws]))
+// with L = Hostname, hostname, gpu, UUID, modelName, GPU_I_ID, GPU_I_PROFILE (labels absent
+// from a series are simply empty). `selector` is "" or "{...}" (braces added when missing).
+std::string SampleWeightedQuery(std::string_view metric, std::string_view selector, double window_s);
+
 // `avg_over_time(<metric><selector>[<window>s])`, e.g.
 // AvgOverTimeQuery("DCGM_FI_PROF_SM_ACTIVE", "{Hostname=\"node1\"}", 10) →
 // `avg_over_time(DCGM_FI_PROF_SM_ACTIVE{Hostname="node1"}[10s])`. window_s is rounded to whole
@@ -44,15 +52,19 @@ class PromApiClient {
   explicit PromApiClient(PromApiOptions options) : options_(std::move(options)) {}
 
   // Runs an instant query at `time_s` (wall seconds; Prometheus' "now" when absent).
-  // Errors: IO (unreachable, timeout, non-200), Parse / Unsupported as ParsePromApiResponse.
+  // Errors carry Prometheus's own message when it answers non-200 with its JSON error body:
+  // InvalidArgument for 400/422 ("Prometheus answered HTTP 400 (bad_data): <error>", e.g. a
+  // bad --selector), IO for 503 and any other status, and IO when unreachable or timed out;
+  // Parse / Unsupported as ParsePromApiResponse.
   Result<std::vector<PromSample>> Query(std::string_view promql,
                                         std::optional<double> time_s = std::nullopt) const;
 
   // The LoadSnapshot of every GPU averaged over the last `window_s` seconds: one
-  // avg_over_time query per kDcgmLoadFields metric (restricted by `selector`, e.g.
-  // `{Hostname=~"node[12]"}` or ""), grouped like a scrape. A metric that returns no series
-  // (SM_ACTIVE when it is off) just leaves that field unset. Sample times come from the
-  // query's evaluation timestamps. Errors: the first failing query's.
+  // SampleWeightedQuery per kDcgmLoadFields metric (restricted by `selector`, e.g.
+  // `{Hostname=~"node[12]"}` or ""), grouped like a scrape (GPU_I_ID series fold into their
+  // GPU). A metric that returns no series (SM_ACTIVE when it is off) leaves that field unset
+  // (GpuObservation::field_mask). Sample times are the queries' evaluation timestamps; key.host
+  // is the host label (resolve it with node_map.h). Errors: the first failing query's.
   Result<std::vector<GpuObservation>> LoadWindow(double window_s, std::string_view selector,
                                                  const GpuTypeResolver& resolver) const;
 
