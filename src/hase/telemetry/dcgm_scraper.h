@@ -3,7 +3,8 @@
 //
 // A failed scrape (refused, timed out, non-200, unparsable body) leaves that node's previous
 // observations in place, so their age grows; Health() then reports the scraper degraded.
-// Stale values (a timestamped exposition older than stale_after_s) are kept but also reported.
+// Stale values (a timestamped exposition older than stale_after_s) are kept but also reported,
+// as is a GPU whose every load field is blank (DCGM's sentinels: profiling off, GPU lost).
 // The service keeps scheduling on whatever the table holds (the last good estimate) and falls
 // back to analytic-only predictions for GPUs never seen.
 //
@@ -56,7 +57,9 @@ struct TargetHealth {
 };
 
 struct TelemetryHealth {
-  bool degraded = true;              // any target failing, any GPU stale, or nothing scraped yet
+  // Any target failing, any GPU stale or with every load field blank (DCGM's sentinels), or
+  // nothing scraped yet.
+  bool degraded = true;
   std::vector<std::string> reasons;  // one line per problem, for /healthz
   std::vector<TargetHealth> targets;
   double max_age_s = 0;              // oldest GPU observation
