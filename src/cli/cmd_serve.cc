@@ -59,6 +59,11 @@ struct ServeFlags {
   std::string runtime = DefaultRuntime().name;
   std::string latency_table;
   std::string sync = "full";
+  std::string token_file;           // bearer tokens (api_auth.h)
+  std::string extender_token_file;  // path tokens of /extender/<token>/
+  std::string tls_cert, tls_key;
+  size_t max_connections = 256;
+  double request_deadline_s = 10;
 };
 
 #ifdef HASE_SERVE_AVAILABLE
@@ -70,6 +75,44 @@ int Run(const ServeFlags& f) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
+
+  // Who may connect, before anything starts (docs/service.md, Threat model).
+  const size_t colon = f.listen.rfind(':');
+  if (colon == std::string::npos) {
+    return Fail(Status::InvalidArgument("--listen '" + f.listen + "' is not HOST:PORT"));
+  }
+  const std::string host = f.listen.substr(0, colon);
+  int port = 0;
+  try {
+    port = std::stoi(f.listen.substr(colon + 1));
+  } catch (const std::exception&) {
+    return Fail(Status::InvalidArgument("--listen '" + f.listen + "': bad port"));
+  }
+  service::ApiServerOptions ao;
+  if (!f.token_file.empty()) {
+    auto t = service::LoadTokenFile(f.token_file);
+    if (!t.ok()) return Fail(t.status().WithContext("--token-file"));
+    ao.tokens = *t;
+  }
+  if (!f.extender_token_file.empty()) {
+    auto t = service::LoadTokenFile(f.extender_token_file);
+    if (!t.ok()) return Fail(t.status().WithContext("--extender-token-file"));
+    ao.extender_tokens = *t;
+  }
+  if (!service::IsLoopbackHost(host) && ao.tokens.empty()) {
+    return Fail(Status::InvalidArgument(
+        "refusing to listen on " + host + " without --token-file" +
+            (f.executor ? ": with --executor anyone who reaches the port could run commands as this user" : ""),
+        "--listen", "listen on 127.0.0.1, or give --token-file FILE (docs/service.md, Threat model)"));
+  }
+  if (f.executor && ao.tokens.empty()) {
+    std::fprintf(stderr, "hase serve: warning: --executor without --token-file: every local user can run "
+                         "commands as this user through %s\n", f.listen.c_str());
+  }
+  ao.tls_cert = f.tls_cert;
+  ao.tls_key = f.tls_key;
+  ao.limits.max_connections = f.max_connections;
+  ao.limits.request_deadline_s = f.request_deadline_s;
 
   auto catalog = GpuCatalog::Load(f.catalog);
   if (!catalog.ok()) return Fail(catalog.status());
@@ -185,22 +228,12 @@ int Run(const ServeFlags& f) {
     pod_watcher->Start();
   }
   service::Extender extender(**daemon, eo);
-  service::ApiServer api(**daemon, extender);
-  const size_t colon = f.listen.rfind(':');
-  if (colon == std::string::npos) {
-    return Fail(Status::InvalidArgument("--listen '" + f.listen + "' is not HOST:PORT"));
-  }
-  int port = 0;
-  try {
-    port = std::stoi(f.listen.substr(colon + 1));
-  } catch (const std::exception&) {
-    return Fail(Status::InvalidArgument("--listen '" + f.listen + "': bad port"));
-  }
-  auto bound = api.Bind(f.listen.substr(0, colon), port);
+  service::ApiServer api(**daemon, extender, ao);
+  auto bound = api.Bind(host, port);
   if (!bound.ok()) return Fail(bound.status());
-  std::printf("hase serve: listening on %s:%d (policy %s, %zu GPUs, state %s)\n",
-              f.listen.substr(0, colon).c_str(), *bound, f.policy.c_str(), (*daemon)->cluster().gpus.size(),
-              f.state.c_str());
+  std::printf("hase serve: listening on %s:%d (%s, policy %s, %zu GPUs, state %s, %s)\n", host.c_str(), *bound,
+              f.tls_cert.empty() ? "http" : "https", f.policy.c_str(), (*daemon)->cluster().gpus.size(),
+              f.state.c_str(), ao.tokens.empty() ? "no tokens: loopback clients only" : "bearer tokens required");
   std::fflush(stdout);
 
   std::thread waiter([&] {
@@ -257,6 +290,16 @@ Command AddServeCommand(CLI::App& parent) {
   a.add_option("--latency-table", flags->latency_table, "CSV model,gpu_type,per_batch_ms,demand,memory_mib instead of the predictor");
   a.add_option("--sync", flags->sync, "Journal durability: full (power-safe, default) or normal (crash-safe)")
       ->check(CLI::IsMember({"full", "normal"}));
+  a.add_option("--token-file", flags->token_file,
+               "Bearer tokens, one a line (mode 600): needed for every change, and for every read when --listen is not loopback");
+  a.add_option("--extender-token-file", flags->extender_token_file,
+               "Tokens kube-scheduler puts in its urlPrefix: /extender/<token>/filter|prioritize|bind");
+  a.add_option("--tls-cert", flags->tls_cert, "PEM certificate chain: serve HTTPS (with --tls-key)");
+  a.add_option("--tls-key", flags->tls_key, "PEM private key of --tls-cert");
+  a.add_option("--max-connections", flags->max_connections,
+               "Open connections; over it the oldest idle or slow one is closed")->capture_default_str();
+  a.add_option("--request-deadline", flags->request_deadline_s,
+               "Seconds a request's line, headers and body may take to arrive")->capture_default_str();
 #ifdef HASE_SERVE_AVAILABLE
   c.run = [flags] { return Run(*flags); };
 #else

@@ -7,6 +7,7 @@
 #include <httplib.h>
 
 #include "../telemetry/fixture.h"
+#include "../telemetry/http_stub.h"
 #include "hase/telemetry/prom_text.h"
 #include "service_fixture.h"
 #include "testing.h"
@@ -196,6 +197,47 @@ TEST_F(ApiTest, UnknownModelAndMultiGpuAreRefusedAtTheDoor) {
   EXPECT_EQ(status, 400);
   EXPECT_EQ(e["error"]["where"], "gpus");
   EXPECT_EQ(Get("/v1/tasks")["tasks"].size(), 0u);  // nothing journalled
+}
+
+// Issue #15 (4): text that is not UTF-8 (an exporter label, a model's node name in a reason)
+// made nlohmann-json throw (type_error.316): HTTP 500 from /v1/gpus and /v1/tasks.
+TEST(ApiUtf8, NonUtf8TextIsReplacedNeverA500) {
+  const std::string dir = hase::testing::FreshDir("api_utf8");
+  hase::testing::HttpStub exporter;
+  exporter.SetBody("DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"0\",Hostname=\"a\",UUID=\"GPU-\xff\xfe\","
+                   "modelName=\"NVIDIA \xc3\x28 A100\"} 0.5\n");
+  telemetry::DcgmScraperOptions so;
+  so.targets = {{exporter.Url(), "a"}};
+  so.timeout_s = 1;
+  telemetry::DcgmScraper scraper(so);
+  ASSERT_TRUE(scraper.ScrapeOnce().ok());
+  DaemonOptions o;
+  o.state_dir = dir;
+  o.tick_s = 3600;
+  o.store.synchronous_full = false;
+  auto d = Daemon::Create(hase::testing::SmallCluster(), hase::testing::SmallOracle(), o, &scraper);
+  ASSERT_TRUE(d.ok());
+  ASSERT_TRUE((*d)->Start().ok());
+  Extender ext(**d, {});
+  ApiServer api(**d, ext);
+  auto port = api.Bind("127.0.0.1", 0);
+  ASSERT_TRUE(port.ok());
+  api.Start();
+  httplib::Client c("127.0.0.1", *port);
+  auto r = c.Get("/v1/gpus");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  json g = json::parse(r->body, nullptr, false);
+  ASSERT_FALSE(g.is_discarded());
+  EXPECT_EQ(g["gpus"][0]["live"]["uuid"], "GPU-\xef\xbf\xbd\xef\xbf\xbd");  // U+FFFD twice
+  // A task whose name is not UTF-8 never reaches the journal (the body is not JSON), and the
+  // list stays readable.
+  const std::string bad = std::string(R"({"model":"resnet50","num_batches":1,"name":"x)") + "\xff" + R"("})";
+  EXPECT_EQ(c.Post("/v1/tasks", bad, "application/json")->status, 400);
+  EXPECT_EQ(c.Get("/v1/tasks")->status, 200);
+  api.Stop();
+  (*d)->Stop();
+  std::filesystem::remove_all(dir);
 }
 
 TEST_F(ApiTest, ExtenderFilterPrioritizeBindNodeNamesForm) {

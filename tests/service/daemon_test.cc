@@ -225,6 +225,69 @@ TEST(Daemon, LiveDcgmLoadSteersPlacementAndDegradesGracefully) {
   std::filesystem::remove_all(dir);
 }
 
+// Issue #15 (6c): an exporter whose Hostname matches no node left /healthz "ok".
+TEST(Daemon, ExporterHostnameMatchingNoNodeIsDegradedWithTheName) {
+  const std::string dir = hase::testing::FreshDir("hostname");
+  FakeClock clock;
+  HttpStub exporter;
+  exporter.SetBody("DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"0\",Hostname=\"a\"} 0.5\n"
+                   "DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"0\",Hostname=\"gpu-node-7.example\"} 0.5\n");
+  telemetry::DcgmScraperOptions so;
+  so.targets = {{exporter.Url(), "a"}};
+  so.timeout_s = 0.5;
+  so.now_s = clock.Fn();
+  telemetry::DcgmScraper scraper(so);
+  ASSERT_TRUE(scraper.ScrapeOnce().ok());
+  auto d = MakeDaemon(dir, clock, "hase", &scraper);
+  DaemonHealth h = d->Health();
+  EXPECT_TRUE(h.degraded);
+  ASSERT_EQ(h.reasons.size(), 1u);
+  EXPECT_NE(h.reasons[0].find("'gpu-node-7.example'"), std::string::npos) << h.reasons[0];
+  d.reset();
+  std::filesystem::remove_all(dir);
+}
+
+// Issue #15 (6c): on a full disk placement writes failed silently: tasks stayed "running" with
+// no process, memory and journal disagreed, /healthz said ok.
+TEST(Daemon, FullDiskUndoesPlacementsHoldsTheQueueAndSaysDegraded) {
+  const std::string dir = hase::testing::FreshDir("fulldisk");
+  FakeClock clock;
+  auto d = MakeDaemon(dir, clock);
+  auto a = d->Submit(Spec("resnet50", 100));
+  ASSERT_TRUE(a.ok());
+  d->StoreForTest().FailWritesForTest(true);
+  d->RunPassForTest();
+  TaskRecord r = *d->Get(a->record.id);
+  EXPECT_EQ(r.state, TaskState::kQueued);  // as in the journal
+  EXPECT_EQ(r.gpu, -1);
+  for (const GpuView& g : d->Gpus()) EXPECT_EQ(g.running + g.queued, 0) << g.id;
+  DaemonHealth h = d->Health();
+  EXPECT_TRUE(h.degraded);
+  ASSERT_EQ(h.reasons.size(), 1u);
+  EXPECT_NE(h.reasons[0].find("database or disk is full"), std::string::npos) << h.reasons[0];
+  auto b = d->Submit(Spec("resnet50", 10));
+  ASSERT_FALSE(b.ok());
+  EXPECT_TRUE(b.status().IsIO());  // HTTP 503
+  {  // the journal agrees with memory
+    auto store = TaskStore::Open(dir);
+    ASSERT_TRUE(store.ok());
+    auto rows = (*store)->LoadAll();
+    ASSERT_TRUE(rows.ok());
+    ASSERT_EQ(rows->size(), 1u);
+    EXPECT_EQ((*rows)[0].state, TaskState::kQueued);
+  }
+  // Space again: the next pass places it and the daemon is healthy.
+  d->StoreForTest().FailWritesForTest(false);
+  d->RunPassForTest();
+  EXPECT_EQ(d->Get(a->record.id)->state, TaskState::kRunning);
+  EXPECT_FALSE(d->Health().degraded);
+  d.reset();
+  auto store = TaskStore::Open(dir);
+  ASSERT_TRUE(store.ok());
+  EXPECT_EQ((*(*store)->LoadAll())[0].state, TaskState::kRunning);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Daemon, GpuAndNodeFailureRequeueEverythingPlacedThere) {
   const std::string dir = hase::testing::FreshDir("fail");
   FakeClock clock;

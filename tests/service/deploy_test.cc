@@ -96,7 +96,10 @@ TEST(Deploy, ManifestsReferenceOnlyWhatTheyDefine) {
   const std::vector<YAML::Node> sched = Docs("kube-scheduler-config.yaml");
   ASSERT_EQ(sched.size(), 1u);
   const std::string url = sched[0]["extenders"][0]["urlPrefix"].as<std::string>();
-  EXPECT_EQ(url, "http://hase." + ns + ".svc:" + (*svc)["spec"]["ports"][0]["port"].as<std::string>() + "/extender");
+  // https, and the extender token as the last path segment (docs/service.md, "Threat model").
+  const std::string base = "https://hase." + ns + ".svc:" + (*svc)["spec"]["ports"][0]["port"].as<std::string>() + "/extender/";
+  EXPECT_EQ(url.substr(0, base.size()), base) << url;
+  EXPECT_EQ(sched[0]["extenders"][0]["tlsConfig"]["serverName"].as<std::string>(), "hase." + ns + ".svc");
 }
 
 TEST(Deploy, ClusterFileInTheConfigMapLoads) {

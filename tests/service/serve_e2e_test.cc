@@ -2,6 +2,7 @@
 // restart it on the same state directory, and compare — no accepted task lost or duplicated,
 // running assignments recovered, executor processes adopted and never started twice.
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <chrono>
@@ -222,6 +223,32 @@ TEST_F(ServeE2E, ExecutorProcessesSurviveKill9AndRunExactlyOnce) {
   while (f >> id >> cuda) ++runs[id];
   EXPECT_EQ(runs.size(), static_cast<size_t>(kTasks));
   for (const auto& [tid, n] : runs) EXPECT_EQ(n, 1) << "task " << tid << " ran " << n << " times";
+  Kill9(s);
+}
+
+// Issue #15 (8): `hase serve` listened on 0.0.0.0 with no door, --executor included. Without
+// --token-file it refuses any address beyond loopback; a token file every user can read is
+// refused with a chmod hint; with tokens it starts and guards its endpoints.
+TEST_F(ServeE2E, RefusesToListenBeyondLoopbackWithoutTokens) {
+  if (!Available()) GTEST_SKIP() << "hase serve not built (cluster loader missing)";
+  const std::string base = hase::testing::HaseBin() + " serve --config " + dir_ + "/cluster.yaml --state " + dir_ +
+                           "/state --latency-table " + dir_ + "/latency.csv";
+  auto r = hase::testing::RunCommand(base + " --listen 0.0.0.0:0 --executor");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("refusing to listen on 0.0.0.0 without --token-file"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("run commands"), std::string::npos) << r.err;
+  WriteFile(dir_ + "/tokens", "0123456789abcdef0123456789abcdef\n");
+  ::chmod((dir_ + "/tokens").c_str(), 0644);
+  r = hase::testing::RunCommand(base + " --listen 0.0.0.0:0 --token-file " + dir_ + "/tokens");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("chmod 600"), std::string::npos) << r.err;
+  ::chmod((dir_ + "/tokens").c_str(), 0600);
+  Serve s = Start("--token-file " + dir_ + "/tokens", 0);  // loopback with tokens
+  ASSERT_GT(s.port, 0);
+  httplib::Client c("127.0.0.1", s.port);
+  EXPECT_EQ(c.Post("/v1/tasks", R"({"model":"resnet50","num_batches":1})", "application/json")->status, 401);
+  httplib::Headers auth = {{"Authorization", "Bearer 0123456789abcdef0123456789abcdef"}};
+  EXPECT_EQ(c.Post("/v1/tasks", auth, R"({"model":"resnet50","num_batches":1})", "application/json")->status, 201);
   Kill9(s);
 }
 

@@ -1,5 +1,7 @@
 #include "hase/service/task_store.h"
 
+#include <filesystem>
+
 #include <gtest/gtest.h>
 
 #include "hase/service/task_json.h"
@@ -59,6 +61,40 @@ TEST(TaskStore, InsertDedupeUpdateReopen) {
   EXPECT_EQ(r.spec.key, "client-1");
   EXPECT_EQ(r.spec.num_batches, 100);
   EXPECT_EQ((*unfinished)[1].id, 2);
+  std::filesystem::remove_all(dir);
+}
+
+// Issue #15 (6c): a full disk. SQLite's max_page_count makes the file "full" for real
+// (SQLITE_FULL); once there is room again inserts and updates work (no transaction left open).
+TEST(TaskStore, FullDatabaseIsAnIOErrorAndRecovers) {
+  const std::string dir = hase::testing::FreshDir("store_full");
+  auto store = TaskStore::Open(dir);
+  ASSERT_TRUE(store.ok());
+  TaskSpec spec;
+  spec.model = "resnet50";
+  spec.command = std::string(3000, 'x');  // rows of ~3 KB: the file grows every insert or two
+  auto first = (*store)->Insert(spec, 1.0);
+  ASSERT_TRUE(first.ok());
+  ASSERT_TRUE((*store)->SetMaxPageCountForTest(1).ok());  // clamped to the current size
+  Status failed;
+  int accepted = 0;
+  for (int i = 0; i < 100 && failed.ok(); ++i) {
+    auto r = (*store)->Insert(spec, 2.0 + i);
+    if (r.ok()) ++accepted; else failed = r.status();
+  }
+  ASSERT_FALSE(failed.ok()) << "never full after " << accepted << " inserts";
+  EXPECT_TRUE(failed.IsIO());
+  EXPECT_NE(failed.message().find("database or disk is full"), std::string::npos) << failed.ToString();
+  ASSERT_TRUE((*store)->SetMaxPageCountForTest(1 << 20).ok());
+  auto after = (*store)->Insert(spec, 500.0);
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  TaskRecord r = after->record;
+  r.state = TaskState::kRunning;
+  EXPECT_TRUE((*store)->Update(r).ok());
+  auto rows = (*store)->LoadAll();
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(rows->size(), static_cast<size_t>(accepted + 2));
+  EXPECT_EQ(rows->back().state, TaskState::kRunning);
   std::filesystem::remove_all(dir);
 }
 

@@ -102,6 +102,31 @@ TEST(HttpGet, BodyOverTheCapIsAnError) {
   EXPECT_EQ(fits->size(), size_t{3} << 20);
 }
 
+// Issue #15 (6c): the scrape timeout was per read, so an exporter trickling an endless chunked
+// body held the scrape thread for ever (and grew the daemon). The whole GET is bounded.
+TEST(HttpGet, TricklingEndlessChunkedBodyIsCutAtTheTotalLimit) {
+  httplib::Server trickle;
+  std::atomic<bool> stop{false};
+  trickle.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
+    res.set_chunked_content_provider("text/plain", [&](size_t, httplib::DataSink& sink) {
+      if (stop) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      return sink.write("# x\n", 4);  // one comment line every 20 ms, for ever
+    });
+  });
+  const int port = trickle.bind_to_any_port("127.0.0.1");
+  std::thread t([&] { trickle.listen_after_bind(); });
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = HttpGet("http://127.0.0.1:" + std::to_string(port) + "/metrics", 0.3);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  stop = true;
+  trickle.stop();
+  t.join();
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(r.status().IsIO()) << r.status().ToString();
+  EXPECT_LT(took, 3.0);  // 3 × the 0.3 s timeout, plus slack; it used to never end
+}
+
 TEST(DcgmScraper, SlowExporterTimesOut) {
   HttpStub n1;
   n1.SetBody(Fixture("dcgm_node1_a100_default.prom"));
@@ -170,6 +195,28 @@ TEST(DcgmScraper, BackgroundLoopScrapesEveryIntervalAndStops) {
   int after = n1.requests();
   std::this_thread::sleep_for(std::chrono::milliseconds(120));
   EXPECT_EQ(n1.requests(), after);  // stopped
+}
+
+// Issue #15 (6c): a GPU whose every load field is DCGM's blank sentinel left /healthz "ok".
+TEST(DcgmScraper, AllBlankSentinelsAreDegradedWithTheGpuNamed) {
+  HttpStub n1;
+  n1.SetBody(
+      "DCGM_FI_PROF_SM_ACTIVE{gpu=\"0\",Hostname=\"node1\"} 0.5\n"
+      "DCGM_FI_PROF_SM_ACTIVE{gpu=\"1\",Hostname=\"node1\"} 9223372036854775794\n"
+      "DCGM_FI_DEV_GPU_UTIL{gpu=\"1\",Hostname=\"node1\"} 2147483632\n"
+      "DCGM_FI_DEV_FB_USED{gpu=\"1\",Hostname=\"node1\"} NaN\n");
+  FakeClock clock;
+  DcgmScraper scraper(Options({&n1}, clock));
+  ASSERT_TRUE(scraper.ScrapeOnce().ok());
+  TelemetryHealth h = scraper.Health();
+  EXPECT_TRUE(h.degraded);
+  ASSERT_EQ(h.reasons.size(), 1u);
+  EXPECT_NE(h.reasons[0].find("node1 gpu 1 reports no load value"), std::string::npos) << h.reasons[0];
+  // Real values again: healthy.
+  n1.SetBody("DCGM_FI_PROF_SM_ACTIVE{gpu=\"0\",Hostname=\"node1\"} 0.5\n"
+             "DCGM_FI_PROF_SM_ACTIVE{gpu=\"1\",Hostname=\"node1\"} 0.25\n");
+  ASSERT_TRUE(scraper.ScrapeOnce().ok());
+  EXPECT_FALSE(scraper.Health().degraded);
 }
 
 TEST(HttpUrl, Parse) {

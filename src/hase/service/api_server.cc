@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "hase/service/guarded_server.h"
 #include "hase/service/task_json.h"
 
 namespace hase::service {
@@ -17,6 +18,7 @@ using nlohmann::json;
 int HttpStatusOf(const Status& s) {
   if (s.IsInvalidArgument() || s.IsParse() || s.IsUnsupported()) return 400;
   if (s.IsNotFound()) return 404;
+  if (s.IsIO()) return 503;  // the journal cannot be written (full disk): retry later
   return 500;
 }
 
@@ -26,6 +28,7 @@ void SendJson(httplib::Response& res, int status, const json& j) {
 }
 
 void SendError(httplib::Response& res, const Status& s, int status = 0) {
+  if (!status && s.IsIO()) res.set_header("Retry-After", "10");
   SendJson(res, status ? status : HttpStatusOf(s),
            json{{"error", {{"code", CodeName(s.code())}, {"message", s.message()}, {"where", s.where()}, {"hint", s.hint()}}}});
 }
@@ -93,17 +96,18 @@ json WhyJson(const PlacementWhy& w) {
 
 }  // namespace
 
-ApiServer::ApiServer(Daemon& daemon, Extender& extender)
-    : daemon_(daemon), extender_(extender), server_(std::make_unique<httplib::Server>()) {
-  httplib::Server& s = *server_;
+ApiServer::ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions options)
+    : daemon_(daemon),
+      extender_(extender),
+      options_(std::move(options)),
+      tokens_(options_.tokens),
+      extender_tokens_(options_.extender_tokens),
+      server_(std::make_unique<GuardedServer>(options_.limits)) {
+  GuardedServer& s = *server_;
   s.set_tcp_nodelay(true);  // small JSON answers: no Nagle + delayed-ACK stalls (~40 ms)
   // Bounded work per request (issue #15): a body over kMaxBodyBytes is refused with 413 before
-  // it is parsed; a read or write that stalls kIoTimeoutS ends the connection; kThreads
-  // workers (cpp-httplib's default is 8, which 8 slow clients could hold).
+  // it is parsed; connections and deadlines: GuardedServer.
   s.set_payload_max_length(kMaxBodyBytes);
-  s.set_read_timeout(kIoTimeoutS, 0);
-  s.set_write_timeout(kIoTimeoutS, 0);
-  s.new_task_queue = [] { return new httplib::ThreadPool(kThreads); };
   // One debug line per request (the decision log is the daemon's; see daemon.h).
   if (std::shared_ptr<spdlog::logger> log = daemon_.logger()) {
     s.set_logger([log](const httplib::Request& req, const httplib::Response& res) {
@@ -111,7 +115,29 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender)
                  res.status, req.body.size(), res.body.size(), req.remote_addr);
     });
   }
-  s.Post("/v1/tasks", [this](const httplib::Request& req, httplib::Response& res) {
+  // Every handler: not evictable from here on (GuardedServer::MarkBusy), then the access check.
+  using Handler = httplib::Server::Handler;
+  auto guard = [this](Access access, Handler h) {
+    return [this, access, h = std::move(h)](const httplib::Request& req, httplib::Response& res) {
+      GuardedServer::MarkBusy();
+      if (!Allowed(access, req)) {
+        res.set_header("WWW-Authenticate", "Bearer");
+        return SendJson(res, 401,
+                        json{{"error",
+                              {{"code", "Unauthenticated"},
+                               {"message", "missing or wrong bearer token"},
+                               {"where", req.path.substr(0, 64)},
+                               {"hint", "send 'Authorization: Bearer <token>' with a token of --token-file"}}}});
+      }
+      h(req, res);
+    };
+  };
+  // Route registration with the access each needs.
+  auto get = [&](const std::string& p, Access a, Handler h) { s.Get(p, guard(a, std::move(h))); };
+  auto post = [&](const std::string& p, Access a, Handler h) { s.Post(p, guard(a, std::move(h))); };
+  auto del = [&](const std::string& p, Access a, Handler h) { s.Delete(p, guard(a, std::move(h))); };
+  constexpr Access kRead = Access::kRead, kMutate = Access::kMutate;
+  post("/v1/tasks", kMutate, [this](const httplib::Request& req, httplib::Response& res) {
     json body = json::parse(req.body, nullptr, false);
     if (body.is_discarded()) return SendError(res, Status::InvalidArgument("body is not JSON"));
     Result<TaskSpec> spec = TaskSpecFromJson(body);
@@ -120,7 +146,7 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender)
     if (!ins.ok()) return SendError(res, ins.status());
     SendJson(res, ins->created ? 201 : 200, TaskRecordToJson(ins->record));
   });
-  s.Get("/v1/tasks", [this](const httplib::Request& req, httplib::Response& res) {
+  get("/v1/tasks", kRead, [this](const httplib::Request& req, httplib::Response& res) {
     std::optional<TaskState> state;
     if (req.has_param("state")) {
       Result<TaskState> st = ParseTaskState(req.get_param_value("state"));
@@ -139,7 +165,7 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender)
     for (const TaskRecord& r : daemon_.List(state, limit)) tasks.push_back(TaskRecordToJson(r));
     SendJson(res, 200, json{{"tasks", tasks}});
   });
-  s.Get(R"(/v1/tasks/(\d+))", [this](const httplib::Request& req, httplib::Response& res) {
+  get(R"(/v1/tasks/(\d+))", kRead, [this](const httplib::Request& req, httplib::Response& res) {
     Result<int64_t> id = IdOf(req);
     if (!id.ok()) return SendError(res, id.status());
     std::optional<TaskRecord> r = daemon_.Get(*id);
@@ -158,9 +184,9 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender)
     if (!r.ok()) return SendError(res, r.status(), r.status().IsInvalidArgument() ? 409 : 0);
     SendJson(res, 200, TaskRecordToJson(*r));
   };
-  s.Delete(R"(/v1/tasks/(\d+))", cancel);
-  s.Post(R"(/v1/tasks/(\d+)/cancel)", cancel);
-  s.Post(R"(/v1/tasks/(\d+)/complete)", [this](const httplib::Request& req, httplib::Response& res) {
+  del(R"(/v1/tasks/(\d+))", kMutate, cancel);
+  post(R"(/v1/tasks/(\d+)/cancel)", kMutate, cancel);
+  post(R"(/v1/tasks/(\d+)/complete)", kMutate, [this](const httplib::Request& req, httplib::Response& res) {
     Result<int64_t> id = IdOf(req);
     if (!id.ok()) return SendError(res, id.status());
     json body = json::parse(req.body.empty() ? "{}" : req.body, nullptr, false);
@@ -171,7 +197,7 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender)
     if (!r.ok()) return SendError(res, r.status(), r.status().IsInvalidArgument() ? 409 : 0);
     SendJson(res, 200, TaskRecordToJson(*r));
   });
-  s.Get("/v1/gpus", [this](const httplib::Request&, httplib::Response& res) {
+  get("/v1/gpus", kRead, [this](const httplib::Request&, httplib::Response& res) {
     json gpus = json::array();
     for (const GpuView& g : daemon_.Gpus()) gpus.push_back(GpuJson(g));
     SendJson(res, 200, json{{"policy", daemon_.policy_name()}, {"gpus", gpus}});
@@ -180,27 +206,38 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender)
     json body = json::parse(req.body.empty() ? "{}" : req.body, nullptr, false);
     return body.is_object() ? body.value("reason", std::string()) : std::string();
   };
-  s.Post(R"(/v1/gpus/(\d+)/fail)", [this, reason_of](const httplib::Request& req, httplib::Response& res) {
+  post(R"(/v1/gpus/(\d+)/fail)", kMutate, [this, reason_of](const httplib::Request& req, httplib::Response& res) {
     Result<int> n = daemon_.MarkGpuFailed(std::stoi(req.matches[1].str()), reason_of(req));
     if (!n.ok()) return SendError(res, n.status());
     SendJson(res, 200, json{{"requeued", *n}});
   });
-  s.Post(R"(/v1/gpus/(\d+)/recover)", [this](const httplib::Request& req, httplib::Response& res) {
+  post(R"(/v1/gpus/(\d+)/recover)", kMutate, [this](const httplib::Request& req, httplib::Response& res) {
     Status st = daemon_.RecoverGpu(std::stoi(req.matches[1].str()));
     if (!st.ok()) return SendError(res, st);
     SendJson(res, 200, json{{"recovered", true}});
   });
-  s.Post(R"(/v1/nodes/([^/]+)/fail)", [this, reason_of](const httplib::Request& req, httplib::Response& res) {
+  post(R"(/v1/nodes/([^/]+)/fail)", kMutate, [this, reason_of](const httplib::Request& req, httplib::Response& res) {
     Result<int> n = daemon_.MarkNodeFailed(req.matches[1].str(), reason_of(req));
     if (!n.ok()) return SendError(res, n.status());
     SendJson(res, 200, json{{"requeued", *n}});
   });
-  s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(daemon_.MetricsText(), "text/plain; version=0.0.4; charset=utf-8");
+  get("/metrics", kRead, [this](const httplib::Request&, httplib::Response& res) {
+    const GuardedServer::Stats c = server_->stats();
+    const std::string http =
+        "# HELP hase_http_connections Open API connections.\n# TYPE hase_http_connections gauge\n"
+        "hase_http_connections " + std::to_string(c.open) + "\n"
+        "# HELP hase_http_connections_closed_total API connections closed by a bound (guarded_server.h).\n"
+        "# TYPE hase_http_connections_closed_total counter\n"
+        "hase_http_connections_closed_total{why=\"evicted\"} " + std::to_string(c.evicted) + "\n"
+        "hase_http_connections_closed_total{why=\"refused\"} " + std::to_string(c.refused) + "\n"
+        "hase_http_connections_closed_total{why=\"deadline\"} " + std::to_string(c.timed_out) + "\n";
+    res.set_content(daemon_.MetricsText() + http, "text/plain; version=0.0.4; charset=utf-8");
   });
-  s.Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
+  get("/healthz", Access::kPublic, [this](const httplib::Request& req, httplib::Response& res) {
     DaemonHealth h = daemon_.Health();
-    SendJson(res, 200, json{{"status", h.degraded ? "degraded" : "ok"}, {"reasons", h.reasons}});
+    json out{{"status", h.degraded ? "degraded" : "ok"}};
+    if (Allowed(Access::kRead, req)) out["reasons"] = h.reasons;  // names hosts, paths, errors
+    SendJson(res, 200, out);
   });
   auto verb = [this](Result<json> (Extender::*fn)(std::string_view)) {
     return [this, fn](const httplib::Request& req, httplib::Response& res) {
@@ -209,20 +246,56 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender)
       SendJson(res, 200, *out);
     };
   };
-  for (const char* prefix : {"", "/extender"}) {
-    s.Post(std::string(prefix) + "/filter", verb(&Extender::Filter));
-    s.Post(std::string(prefix) + "/prioritize", verb(&Extender::Prioritize));
-    s.Post(std::string(prefix) + "/bind", verb(&Extender::Bind));
+  for (const char* prefix : {"", "/extender", "/extender/[^/]+"}) {
+    post(std::string(prefix) + "/filter", Access::kExtender, verb(&Extender::Filter));
+    post(std::string(prefix) + "/prioritize", Access::kExtender, verb(&Extender::Prioritize));
+    post(std::string(prefix) + "/bind", Access::kExtender, verb(&Extender::Bind));
   }
+}
+
+bool ApiServer::Allowed(Access access, const httplib::Request& req) const {
+  if (access == Access::kPublic) return true;
+  const std::string authorization = req.get_header_value("Authorization");
+  const std::string_view bearer = TokenSet::FromAuthorization(authorization);
+  if (!bearer.empty() && tokens_.Contains(bearer)) return true;
+  if (access == Access::kExtender) {
+    // /extender/<token>/<verb>: kube-scheduler can set a URL prefix but no header.
+    constexpr std::string_view kPrefix = "/extender/";
+    std::string_view path = req.path;
+    if (path.substr(0, kPrefix.size()) == kPrefix) {
+      path.remove_prefix(kPrefix.size());
+      const size_t slash = path.find('/');
+      if (slash != std::string_view::npos) {
+        const std::string_view token = path.substr(0, slash);
+        if (extender_tokens_.Contains(token) || tokens_.Contains(token)) return true;
+      }
+    }
+  }
+  if (tokens_.empty()) return loopback_;  // no tokens: loopback only (Bind), open to local clients
+  return access == Access::kRead && loopback_;  // beyond loopback reading needs a token too
 }
 
 ApiServer::~ApiServer() { Stop(); }
 
 Result<int> ApiServer::Bind(const std::string& host, int port) {
+  loopback_ = IsLoopbackHost(host);
+  if (!loopback_ && tokens_.empty()) {
+    return Status::InvalidArgument(
+        "refusing to listen on " + host + " without bearer tokens: anyone who reaches the port could submit, "
+        "cancel and (with --executor) run commands",
+        "--listen", "listen on 127.0.0.1, or give --token-file FILE (docs/service.md, Threat model)");
+  }
+  if (!options_.tls_cert.empty() || !options_.tls_key.empty()) {
+    if (options_.tls_cert.empty() || options_.tls_key.empty()) {
+      return Status::InvalidArgument("TLS needs both --tls-cert and --tls-key");
+    }
+    HASE_RETURN_IF_ERROR(server_->EnableTls(options_.tls_cert, options_.tls_key));
+  }
   int bound = port == 0 ? server_->bind_to_any_port(host.c_str()) : (server_->bind_to_port(host.c_str(), port) ? port : -1);
   if (bound <= 0) {
     return Status::IO("cannot listen on " + host + ":" + std::to_string(port), "", "is the port in use?");
   }
+  server_->WidenBacklog();
   return bound;
 }
 

@@ -11,43 +11,58 @@
 //   GET    /metrics                  Prometheus text 0.0.4 (metrics.h)
 //   GET    /healthz                  200 {"status":"ok"|"degraded","reasons":[...]}
 //   POST   /filter /prioritize /bind Kubernetes extender (extender.h); also under /extender/
+//   POST   /extender/<token>/filter|prioritize|bind   the same, token in the path (api_auth.h)
 // Errors are {"error":{"code":"NotFound","message":"...","hint":"..."}} with 400 (bad input),
-// 404 (unknown id), 409 (already ended), 500 (journal/IO).
+// 401 (no or wrong bearer token), 404 (unknown id), 409 (already ended), 503 (the journal
+// cannot be written, e.g. a full disk; Retry-After), 500 (other).
 //
-// Thread-safety: handlers run on httplib's pool; Daemon and Extender are thread-safe.
+// Who may call what: api_auth.h. Connections and their deadlines: guarded_server.h.
+//
+// Thread-safety: handlers run on one thread per connection; Daemon and Extender are thread-safe.
 #pragma once
 
 #include <cstddef>
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "hase/base/status.h"
+#include "hase/service/api_auth.h"
 #include "hase/service/daemon.h"
 #include "hase/service/extender.h"
+#include "hase/service/connection_limits.h"
 
 namespace httplib {
-class Server;
+struct Request;
 }
 
 namespace hase::service {
 
-// Request limits (413 above the body size; connections idle in a read or write for the
-// timeout are closed). Not yet: a deadline for a whole header dribbled byte by byte
-// (cpp-httplib 0.11 times out each read only) and a cap on connections (issue #15).
-inline constexpr size_t kMaxBodyBytes = size_t{1} << 20;  // 1 MiB: a task body is < 70 KiB
-inline constexpr int kIoTimeoutS = 5;
-inline constexpr size_t kThreads = 64;
+class GuardedServer;
+
+// Bodies over this get 413 before they are parsed (a task body is < 70 KiB).
+inline constexpr size_t kMaxBodyBytes = size_t{1} << 20;  // 1 MiB
+
+struct ApiServerOptions {
+  ConnectionLimits limits;                  // connections, deadlines (guarded_server.h)
+  std::vector<std::string> tokens;          // bearer tokens (--token-file); empty = loopback only
+  std::vector<std::string> extender_tokens; // path tokens of /extender/<token>/ (--extender-token-file)
+  std::string tls_cert, tls_key;            // PEM files; both empty = plain HTTP
+};
 
 class ApiServer {
  public:
-  ApiServer(Daemon& daemon, Extender& extender);
+  ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions options = {});
   ~ApiServer();
   ApiServer(const ApiServer&) = delete;
   ApiServer& operator=(const ApiServer&) = delete;
 
-  // Binds `host`:`port` (port 0 = any free port). Returns the bound port. Errors: IO.
+  // Binds `host`:`port` (port 0 = any free port) and loads the TLS files. Returns the bound
+  // port. Errors: IO (cannot listen), InvalidArgument (an address beyond loopback without
+  // tokens; TLS files that do not load).
   Result<int> Bind(const std::string& host, int port);
+  const GuardedServer& server() const { return *server_; }
   // Serves until Stop(); blocks. Requires Bind.
   void Run();
   // Serves on a background thread.
@@ -55,9 +70,16 @@ class ApiServer {
   void Stop();
 
  private:
+  enum class Access { kPublic, kRead, kMutate, kExtender };
+  bool Allowed(Access access, const httplib::Request& req) const;
+
   Daemon& daemon_;
   Extender& extender_;
-  std::unique_ptr<httplib::Server> server_;
+  const ApiServerOptions options_;
+  const TokenSet tokens_;
+  const TokenSet extender_tokens_;
+  bool loopback_ = true;  // set by Bind before serving
+  std::unique_ptr<GuardedServer> server_;
   std::thread thread_;
 };
 

@@ -311,8 +311,11 @@ void Daemon::RefreshGpusLocked(double now) {
 void Daemon::PassLocked(double now) {
   state_.now_ms = ToMs(now);
   RefreshGpusLocked(now);
+  // A journal that cannot take the last changes takes no placement either.
+  if (!FlushUnsyncedLocked().ok()) return;
   policy_->BeginPass(state_);  // the previous pass's claims plan nothing any more
   std::vector<int64_t> changed;
+  std::map<int64_t, TaskRecord> before;  // as journalled, for RevertLocked
   const int max_offers = std::max(1, options_.max_cycles_per_pass);
   int offered = 0;
   for (auto it = queue_.begin(); it != queue_.end() && offered < max_offers; ++offered) {
@@ -323,6 +326,7 @@ void Daemon::PassLocked(double now) {
     const auto t0 = std::chrono::steady_clock::now();
     Result<sched::Decision> d = policy_->Schedule(t, state_, cycle);
     if (!d.ok()) {
+      before.emplace(id, r);
       metrics_.ObserveDecision("reject", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       r.reason = d.status().ToString();
       options_.logger->info("reject task={} model={} reason=\"{}\"", id, r.spec.model, r.reason);
@@ -346,6 +350,7 @@ void Daemon::PassLocked(double now) {
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     switch (dec.kind) {
       case sched::Decision::Kind::kBind: {
+        before.emplace(id, r);
         metrics_.ObserveDecision("bind", secs);
         const sched::Gpu& gpu = cluster_.gpus[dec.gpu];
         r.gpu = dec.gpu;
@@ -378,6 +383,7 @@ void Daemon::PassLocked(double now) {
         ++it;
         break;
       case sched::Decision::Kind::kReject:
+        before.emplace(id, r);
         metrics_.ObserveDecision("reject", secs);
         options_.logger->info("reject task={} model={} reason=\"{}\"", id, r.spec.model, dec.reason);
         r.reason = dec.reason;
@@ -395,10 +401,30 @@ void Daemon::PassLocked(double now) {
   Status st = PersistLocked(changed);
   if (!st.ok()) {
     // The journal is the source of truth; a failed write must not let a process start.
-    std::fprintf(stderr, "hase serve: journal write failed: %s\n", st.ToString().c_str());
+    std::fprintf(stderr, "hase serve: journal write failed, placements undone: %s\n", st.ToString().c_str());
+    RevertLocked(before);
     return;
   }
   StartProcessesLocked(changed);
+}
+
+void Daemon::RevertLocked(const std::map<int64_t, TaskRecord>& before) {
+  for (const auto& [id, old] : before) {
+    TaskRecord& r = tasks_.at(id);
+    if (r.state == TaskState::kBound || r.state == TaskState::kRunning) RemoveFromGpuLocked(r);
+    r = old;
+    if (r.state == TaskState::kQueued) queue_.insert(KeyOf(r));
+    unsynced_.erase(id);
+  }
+}
+
+Status Daemon::FlushUnsyncedLocked() {
+  if (unsynced_.empty()) return Status::OK();
+  const std::vector<int64_t> ids(unsynced_.begin(), unsynced_.end());
+  unsynced_.clear();
+  HASE_RETURN_IF_ERROR(PersistLocked(ids));  // failed: back in unsynced_
+  StartProcessesLocked(ids);
+  return Status::OK();
 }
 
 void Daemon::StartProcessesLocked(const std::vector<int64_t>& ids) {
@@ -455,7 +481,15 @@ Status Daemon::PersistLocked(const std::vector<int64_t>& ids) {
   std::vector<TaskRecord> rows;
   rows.reserve(ids.size());
   for (int64_t id : ids) rows.push_back(tasks_.at(id));
-  return store_->Update(rows);
+  Status st = store_->Update(rows);
+  if (!st.ok()) {
+    ++journal_failures_;
+    journal_error_ = st.ToString();
+    unsynced_.insert(ids.begin(), ids.end());
+  } else if (unsynced_.empty()) {
+    journal_error_.clear();
+  }
+  return st;
 }
 
 void Daemon::OnExit(int64_t id, int attempt, int exit_code, double ended_s) {
@@ -493,8 +527,15 @@ Result<TaskStore::Inserted> Daemon::Submit(const TaskSpec& submitted) {
                                                       : s.hint());
     }
   }
-  HASE_ASSIGN_OR_RETURN(TaskStore::Inserted ins, store_->Insert(spec, Now()));
+  Result<TaskStore::Inserted> inserted = store_->Insert(spec, Now());
   std::lock_guard<std::mutex> lock(mu_);
+  if (!inserted.ok()) {
+    ++journal_failures_;
+    journal_error_ = inserted.status().ToString();
+    return inserted.status();
+  }
+  if (unsynced_.empty()) journal_error_.clear();
+  TaskStore::Inserted ins = std::move(*inserted);
   if (!ins.created) {
     metrics_.CountDuplicate();
     auto it = tasks_.find(ins.record.id);
@@ -536,6 +577,7 @@ std::vector<TaskRecord> Daemon::List(std::optional<TaskState> state, size_t limi
 
 Result<TaskRecord> Daemon::Cancel(int64_t id) {
   std::lock_guard<std::mutex> lock(mu_);
+  HASE_RETURN_IF_ERROR(FlushUnsyncedLocked());  // no change on top of unwritten ones
   auto it = tasks_.find(id);
   if (it == tasks_.end()) return Status::NotFound("no task " + std::to_string(id));
   TaskRecord& r = it->second;
@@ -566,6 +608,7 @@ Result<TaskRecord> Daemon::Complete(int64_t id, int exit_code) {
   int attempt = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    HASE_RETURN_IF_ERROR(FlushUnsyncedLocked());
     auto it = tasks_.find(id);
     if (it == tasks_.end()) return Status::NotFound("no task " + std::to_string(id));
     if (it->second.state != TaskState::kRunning) {
@@ -609,6 +652,7 @@ int Daemon::RequeueGpuLocked(int gpu, const std::string& reason, double now, std
 Result<int> Daemon::MarkGpuFailed(int gpu, const std::string& reason) {
   std::lock_guard<std::mutex> lock(mu_);
   if (gpu < 0 || gpu >= static_cast<int>(cluster_.gpus.size())) return Status::NotFound("no GPU " + std::to_string(gpu));
+  HASE_RETURN_IF_ERROR(FlushUnsyncedLocked());
   std::vector<int64_t> changed;
   if (!failed_gpus_.count(gpu)) failed_gpus_[gpu] = cluster_.gpus[gpu].memory_mib;
   state_.gpus[gpu].memory_mib = -1;  // every Filter: cannot host
@@ -701,6 +745,13 @@ DaemonHealth Daemon::Health() const {
   }
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& [g, mem] : failed_gpus_) h.reasons.push_back("GPU " + cluster_.GpuLabel(g) + " marked failed");
+  if (!journal_error_.empty()) {
+    h.degraded = true;
+    h.reasons.push_back(fmt::format(
+        "journal: {} write(s) to {} failed, the last: {}; {} task change(s) wait to be written; no task is "
+        "placed or started until a write succeeds (free disk space)",
+        journal_failures_, store_->path(), journal_error_, unsynced_.size()));
+  }
   if (const int64_t q = quarantined_; q > 0) {
     h.degraded = true;
     h.reasons.push_back(std::to_string(q) +

@@ -46,6 +46,12 @@
 // Failure marks live in memory only (a restart brings every GPU back). Tasks the policy
 // rejects while some GPU is failed stay queued.
 //
+// Full disk. A journal write that fails marks the daemon degraded (Health names the error).
+// A placement whose write failed is undone: the task is queued in memory as in the journal and
+// no process starts. Other changes that already happened (a process ended, a cancel) stay in
+// memory and are written again at the start of every pass; until that succeeds no placement
+// is made, no process is started, and mutations answer IO (HTTP 503).
+//
 // Thread-safety: all public methods are safe for concurrent use (one mutex over the
 // scheduling state; the journal has its own).
 #pragma once
@@ -210,6 +216,8 @@ class Daemon {
 
   // Runs one scheduling pass now, on the caller's thread (tests; the thread does the same).
   void RunPassForTest();
+  // The journal (tests inject write failures through it).
+  TaskStore& StoreForTest() { return *store_; }
 
  private:
   Daemon(sched::Cluster cluster, std::shared_ptr<const sched::LatencyOracle> oracle,
@@ -231,7 +239,12 @@ class Daemon {
   void FinishLocked(TaskRecord& r, TaskState s, int exit_code, double now);  // requires mu_
   int RequeueGpuLocked(int gpu, const std::string& reason, double now,
                        std::vector<int64_t>& changed);  // requires mu_
+  // Writes `ids`; on failure records the error (Health) and keeps them for FlushUnsyncedLocked.
   Status PersistLocked(const std::vector<int64_t>& ids);  // requires mu_
+  // Writes what a failed write left behind and starts their processes. Errors: IO.
+  Status FlushUnsyncedLocked();  // requires mu_
+  // Undoes this pass's placements of `ids` after their write failed: back to `before`.
+  void RevertLocked(const std::map<int64_t, TaskRecord>& before);  // requires mu_
   void OnExit(int64_t id, int attempt, int exit_code, double ended_s);
   Result<sched::TaskProfile> ProfileOnLocked(const TaskRecord& r, int gpu) const;  // requires mu_
   sched::CycleState CycleForLocked(const sched::Task& t) const;                    // requires mu_
@@ -267,6 +280,9 @@ class Daemon {
   std::map<int64_t, TaskRecord> tasks_;             // guarded by mu_, every task
   int64_t quarantined_ = 0;                          // guarded by mu_: journal rows quarantined
   std::string first_quarantine_;                     // guarded by mu_: the first one, for /healthz
+  std::set<int64_t> unsynced_;                       // guarded by mu_: changed, not yet journalled
+  std::string journal_error_;                        // guarded by mu_: last failed write, "" = ok
+  int64_t journal_failures_ = 0;                     // guarded by mu_: failed writes since start
   std::set<QueueKey> queue_;                        // guarded by mu_, queued tasks
   std::map<int, double> failed_gpus_;               // guarded by mu_: id → original memory
   // What the last refresh took from telemetry for one GPU (RefreshGpusLocked).

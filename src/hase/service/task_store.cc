@@ -48,7 +48,21 @@ constexpr const char* kColumns =
     "predicted_start_s, predicted_end_s, predicted_isolated_ms, exit_code, reason, attempts, pid";
 
 Status SqlError(sqlite3* db, const std::string& what) {
-  return Status::IO(what + ": " + sqlite3_errmsg(db), "task journal");
+  return Status::IO(what + ": " + sqlite3_errmsg(db), "task journal",
+                    "is the disk of --state full or failing? hase retries the write every pass");
+}
+
+// The error a write gets on a full disk (FailWritesForTest).
+Status FullDiskForTest(const std::string& what) {
+  return Status::IO(what + ": " + sqlite3_errstr(SQLITE_FULL), "task journal",
+                    "is the disk of --state full or failing? hase retries the write every pass");
+}
+
+// After a failed statement or COMMIT: SQLite may or may not have rolled the transaction back
+// (SQLITE_FULL, SQLITE_IOERR: https://sqlite.org/lang_transaction.html); one left open would
+// make every later BEGIN fail ("cannot start a transaction within a transaction").
+void RollbackIfOpen(sqlite3* db) {
+  if (!sqlite3_get_autocommit(db)) sqlite3_exec(db, "ROLLBACK;", nullptr, nullptr, nullptr);
 }
 
 // Finalizes a statement on scope exit.
@@ -148,6 +162,7 @@ Result<TaskStore::Inserted> TaskStore::Insert(const TaskSpec& spec, double now_s
       return Inserted{std::move(existing), false};
     }
   }
+  if (fail_writes_for_test_) return FullDiskForTest("insert task");
   Stmt ins;
   const char* sql = "INSERT INTO tasks (client_key, spec, state, submitted_s) VALUES (?1, ?2, 'queued', ?3);";
   if (sqlite3_prepare_v2(db_, sql, -1, &ins.s, nullptr) != SQLITE_OK) return SqlError(db_, "prepare insert");
@@ -159,7 +174,11 @@ Result<TaskStore::Inserted> TaskStore::Insert(const TaskSpec& spec, double now_s
   const std::string spec_json = TaskSpecToJson(spec).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   sqlite3_bind_text(ins.s, 2, spec_json.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_double(ins.s, 3, now_s);
-  if (sqlite3_step(ins.s) != SQLITE_DONE) return SqlError(db_, "insert task");
+  if (sqlite3_step(ins.s) != SQLITE_DONE) {
+    Status st = SqlError(db_, "insert task");
+    RollbackIfOpen(db_);
+    return st;
+  }
   TaskRecord r;
   r.id = sqlite3_last_insert_rowid(db_);
   r.spec = spec;
@@ -171,6 +190,7 @@ Result<TaskStore::Inserted> TaskStore::Insert(const TaskSpec& spec, double now_s
 Status TaskStore::Update(std::span<const TaskRecord> records) {
   if (records.empty()) return Status::OK();
   std::lock_guard<std::mutex> lock(mu_);
+  if (fail_writes_for_test_) return FullDiskForTest("update task " + std::to_string(records.front().id));
   HASE_RETURN_IF_ERROR(Exec(db_, "BEGIN IMMEDIATE;"));
   Stmt up;
   const char* sql =
@@ -201,11 +221,26 @@ Status TaskStore::Update(std::span<const TaskRecord> records) {
     sqlite3_bind_int64(up.s, 15, r.pid);
     if (sqlite3_step(up.s) != SQLITE_DONE) {
       Status st = SqlError(db_, "update task " + std::to_string(r.id));
-      (void)Exec(db_, "ROLLBACK;");
+      RollbackIfOpen(db_);
       return st;
     }
   }
-  return Exec(db_, "COMMIT;");
+  if (sqlite3_exec(db_, "COMMIT;", nullptr, nullptr, nullptr) != SQLITE_OK) {
+    Status st = SqlError(db_, "commit");
+    RollbackIfOpen(db_);
+    return st;
+  }
+  return Status::OK();
+}
+
+Status TaskStore::SetMaxPageCountForTest(int64_t pages) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return Exec(db_, ("PRAGMA max_page_count=" + std::to_string(pages) + ";").c_str());
+}
+
+void TaskStore::FailWritesForTest(bool fail) {
+  std::lock_guard<std::mutex> lock(mu_);
+  fail_writes_for_test_ = fail;
 }
 
 Result<std::vector<TaskRecord>> TaskStore::Load(const char* where_clause) {
@@ -236,18 +271,21 @@ Result<std::vector<TaskRecord>> TaskStore::Load(const char* where_clause) {
     if (sqlite3_prepare_v2(db_, sql, -1, &mv.s, nullptr) != SQLITE_OK ||
         sqlite3_prepare_v2(db_, "DELETE FROM tasks WHERE id = ?1;", -1, &del.s, nullptr) !=
             SQLITE_OK) {
-      Exec(db_, "ROLLBACK;");
+      RollbackIfOpen(db_);
       return SqlError(db_, "prepare quarantine");
     }
     sqlite3_bind_int64(mv.s, 1, b.id);
     sqlite3_bind_text(mv.s, 2, b.reason.c_str(), -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(del.s, 1, b.id);
     if (sqlite3_step(mv.s) != SQLITE_DONE || sqlite3_step(del.s) != SQLITE_DONE) {
-      Exec(db_, "ROLLBACK;");
+      RollbackIfOpen(db_);
       return SqlError(db_, "quarantine task " + std::to_string(b.id));
     }
   }
-  HASE_RETURN_IF_ERROR(Exec(db_, "COMMIT;"));
+  if (Status st = Exec(db_, "COMMIT;"); !st.ok()) {
+    RollbackIfOpen(db_);
+    return st;
+  }
   quarantined_.insert(quarantined_.end(), bad.begin(), bad.end());
   return out;
 }

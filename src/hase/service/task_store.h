@@ -65,6 +65,15 @@ class TaskStore {
   Result<std::vector<TaskRecord>> LoadAll();
 
   const std::string& path() const { return path_; }
+
+  // Full disk (issue #15): a write that fails (SQLITE_FULL, SQLITE_IOERR, ...) returns IO and
+  // leaves no transaction open, so the next write succeeds once there is space again.
+  // Test hooks: caps the database at `pages` pages (SQLite's max_page_count; real SQLITE_FULL
+  // once the file would grow), and makes every Insert/Update fail as SQLite does on a full disk
+  // until called with false (updates in place never grow the file, so max_page_count alone
+  // cannot fail them).
+  Status SetMaxPageCountForTest(int64_t pages);
+  void FailWritesForTest(bool fail);
   // Rows quarantined by loads since the store was opened (and earlier: the table's count).
   std::vector<Quarantined> quarantined() const;
   int64_t quarantined_total() const;
@@ -75,6 +84,7 @@ class TaskStore {
 
   mutable std::mutex mu_;
   std::vector<Quarantined> quarantined_;  // guarded by mu_
+  bool fail_writes_for_test_ = false;     // guarded by mu_
   sqlite3* const db_;  // guarded by mu_; closed in the destructor
   const std::string path_;
 };

@@ -3,7 +3,8 @@
 //
 // A failed scrape (refused, timed out, non-200, unparsable body) leaves that node's previous
 // observations in place, so their age grows; Health() then reports the scraper degraded.
-// Stale values (a timestamped exposition older than stale_after_s) are kept but also reported.
+// Stale values (a timestamped exposition older than stale_after_s) are kept but also reported,
+// as is a GPU whose every load field is blank (DCGM's sentinels: profiling off, GPU lost).
 // The service keeps scheduling on whatever the table holds (the last good estimate) and falls
 // back to analytic-only predictions for GPUs never seen.
 //
