@@ -185,11 +185,11 @@ TEST(SlurmBackend, SbatchArgvPinsNodeAndGresAndNeverUsesAShell) {
                                          "--job-name=hase-42-3",
                                          "--nodelist=mix-0",
                                          "--gres=gpu:l4:1",
-                                         "--export=ALL,HASE_TASK_ID=42,HASE_ATTEMPT=3",
                                          "--partition=gpu",
                                          "--output=/var/log/hase/hase-42-3-%j.out",
                                          "--wrap=echo '$(rm -rf /)'; exit 1"};
   EXPECT_EQ(*argv, want);
+  EXPECT_EQ(SlurmBackend::SbatchEnv(q), (std::vector<std::string>{"HASE_TASK_ID=42", "HASE_ATTEMPT=3"}));
   EXPECT_EQ(b.NativeResource("mix-0", "L4"), "gpu:l4:1");
   sched::Gpu on_mix{0, "mix-0", 1, 0, 1, 1}, elsewhere{1, "zzz", 0, 0, 1, 1};
   EXPECT_TRUE(b.RunsOn(on_mix));
@@ -204,6 +204,9 @@ TEST(RunArgv, CapturesOutputExitCodeAndTimesOut) {
   EXPECT_EQ(r->exit_code, 7);
   EXPECT_EQ(r->out, "out\n");
   EXPECT_EQ(r->err, "err\n");
+  auto env = RunArgv({"sh", "-c", "echo $HASE_X $HOME"}, 5, {"HASE_X=1", "HOME=/h"});
+  ASSERT_TRUE(env.ok());
+  EXPECT_EQ(env->out, "1 /h\n");
   auto literal = RunArgv({"echo", "$(id)", ";", "x"}, 5);  // no shell: printed as given
   ASSERT_TRUE(literal.ok());
   EXPECT_EQ(literal->out, "$(id) ; x\n");

@@ -12,7 +12,8 @@
 //                              Cancel = delete the pod.
 //
 // Crash safety is a contract between the two sides: the daemon journals a task as `running`
-// (handle 0) *before* Launch, then journals the handle Launch returns. After a kill -9 the
+// (handle 0) *before* Launch, then journals the handle Launch returns. Launch may be slow (a
+// Slurm RPC): the daemon calls it without holding its own lock. After a kill -9 the
 // daemon hands every running task to Recover, which must find what the previous daemon
 // launched (by a name derived from task id + attempt, not only by the journalled handle) so a
 // task is never started twice and never lost.
@@ -89,9 +90,9 @@ class Backend {
   virtual std::vector<Result<Recovered>> Recover(const std::vector<LaunchRequest>& requests,
                                                  const std::vector<int64_t>& handles) = 0;
 
-  // Stops every launch of `task_id` (SIGTERM then SIGKILL, scancel). Its end is still reported
-  // through the callback. Not an error when it already ended.
-  virtual void Cancel(int64_t task_id) = 0;
+  // Stops launch (task_id, attempt) (SIGTERM then SIGKILL, scancel). Its end is still reported
+  // through the callback. Not an error when it already ended or was never launched.
+  virtual void Cancel(int64_t task_id, int attempt) = 0;
 
   // The backend's own name for one GPU of catalog type `gpu_type` on `node`, for people and
   // for Slurm's job_submit.lua (Slurm: "gpu:a100:1"); "" when it has none.

@@ -190,6 +190,7 @@ Status Daemon::Start() {
   for (size_t g = 0; g < cluster_.gpus.size(); ++g) policy_->OnGpuChanged(state_, static_cast<int>(g));
   HASE_RETURN_IF_ERROR(PersistLocked(changed));
   LaunchLocked(changed);
+  LaunchPendingLocked(lock);
   stop_ = false;
   dirty_ = true;
   if (backend_) {
@@ -214,10 +215,12 @@ void Daemon::Stop() {
 void Daemon::Loop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
-    cv_.wait_for(lock, std::chrono::duration<double>(options_.tick_s), [this] { return stop_ || dirty_; });
+    cv_.wait_for(lock, std::chrono::duration<double>(options_.tick_s),
+                 [this] { return stop_ || dirty_ || !pending_launches_.empty(); });
     if (stop_) break;
     dirty_ = false;
     PassLocked(Now());
+    LaunchPendingLocked(lock);
     // Let submitters and readers in between passes.
     lock.unlock();
     std::this_thread::yield();
@@ -226,8 +229,9 @@ void Daemon::Loop() {
 }
 
 void Daemon::RunPassForTest() {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   PassLocked(Now());
+  LaunchPendingLocked(lock);
 }
 
 void Daemon::RefreshGpusLocked(double now) {
@@ -363,22 +367,48 @@ LaunchRequest Daemon::LaunchRequestLocked(const TaskRecord& r) const {
 }
 
 void Daemon::LaunchLocked(const std::vector<int64_t>& ids) {
-  std::vector<int64_t> changed;
+  bool queued = false;
   for (int64_t id : ids) {
-    TaskRecord& r = tasks_.at(id);
+    const TaskRecord& r = tasks_.at(id);
     if (r.state != TaskState::kRunning || r.pid != 0 || r.spec.command.empty() || !ExecutesOn(r.gpu)) continue;
-    Result<int64_t> handle = backend_->Launch(LaunchRequestLocked(r));
-    if (!handle.ok()) {
-      r.reason = handle.status().ToString();
-      RemoveFromGpuLocked(r);
-      FinishLocked(r, TaskState::kFailed, -1, Now());
-    } else {
-      r.pid = *handle;
-    }
-    changed.push_back(id);
+    pending_launches_[id] = LaunchRequestLocked(r);
+    queued = true;
   }
-  // The handle is a hint for people and for Recover; recovery finds launches by name too.
-  (void)PersistLocked(changed);
+  if (queued) cv_.notify_all();  // the scheduler thread launches them (LaunchPendingLocked)
+}
+
+void Daemon::LaunchPendingLocked(std::unique_lock<std::mutex>& lock) {
+  while (backend_ && !pending_launches_.empty()) {
+    std::map<int64_t, LaunchRequest> batch;
+    batch.swap(pending_launches_);
+    std::vector<Result<int64_t>> handles;
+    lock.unlock();  // a launch may take a Slurm round trip; submitters and readers go on
+    for (const auto& [id, q] : batch) handles.push_back(backend_->Launch(q));
+    lock.lock();
+    std::vector<int64_t> changed;
+    size_t i = 0;
+    for (const auto& [id, q] : batch) {
+      Result<int64_t>& handle = handles[i++];
+      auto it = tasks_.find(id);
+      if (it == tasks_.end() || it->second.state != TaskState::kRunning || it->second.attempts != q.attempt ||
+          it->second.pid != 0) {
+        if (handle.ok()) backend_->Cancel(id, q.attempt);  // cancelled or re-queued meanwhile
+        continue;
+      }
+      TaskRecord& r = it->second;
+      if (!handle.ok()) {
+        r.reason = handle.status().ToString();
+        RemoveFromGpuLocked(r);
+        FinishLocked(r, TaskState::kFailed, -1, Now());
+        dirty_ = true;
+      } else {
+        r.pid = *handle;
+      }
+      changed.push_back(id);
+    }
+    // The handle is a hint for people and for Recover; recovery finds launches by name too.
+    (void)PersistLocked(changed);
+  }
 }
 
 void Daemon::RemoveFromGpuLocked(const TaskRecord& r) {
@@ -405,6 +435,7 @@ void Daemon::PromoteLocked(int gpu, double now, std::vector<int64_t>& changed) {
 }
 
 void Daemon::FinishLocked(TaskRecord& r, TaskState s, int exit_code, double now) {
+  pending_launches_.erase(r.id);
   r.state = s;
   r.exit_code = exit_code;
   r.ended_s = now;
@@ -509,7 +540,7 @@ Result<TaskRecord> Daemon::Cancel(int64_t id) {
     queue_.erase(KeyOf(r));
     policy_->Forget(r.ToSchedTask(), state_);
   } else {
-    if (r.state == TaskState::kRunning && backend_ && ExecutesOn(r.gpu)) backend_->Cancel(id);
+    if (r.state == TaskState::kRunning && backend_ && ExecutesOn(r.gpu)) backend_->Cancel(id, r.attempts);
     const int gpu = r.gpu;
     RemoveFromGpuLocked(r);
     PromoteLocked(gpu, now, changed);
@@ -549,7 +580,7 @@ int Daemon::RequeueGpuLocked(int gpu, const std::string& reason, double now, std
   for (const auto& q : g.queued) ids.push_back(q.task_id);
   for (int id : ids) {
     TaskRecord& r = tasks_.at(id);
-    if (r.state == TaskState::kRunning && backend_ && ExecutesOn(r.gpu)) backend_->Cancel(id);
+    if (r.state == TaskState::kRunning && backend_ && ExecutesOn(r.gpu)) backend_->Cancel(id, r.attempts);
     RequeueTaskLocked(r, reason);
     changed.push_back(id);
   }
@@ -564,6 +595,7 @@ int Daemon::RequeueGpuLocked(int gpu, const std::string& reason, double now, std
 }
 
 void Daemon::RequeueTaskLocked(TaskRecord& r, const std::string& reason) {
+  pending_launches_.erase(r.id);
   RemoveFromGpuLocked(r);
   r.state = TaskState::kQueued;
   r.gpu = r.gpu_index = -1;

@@ -195,6 +195,8 @@ class Daemon {
   void PromoteLocked(int gpu, double now, std::vector<int64_t>& changed);  // requires mu_
   void LaunchLocked(const std::vector<int64_t>& ids);                      // requires mu_
   LaunchRequest LaunchRequestLocked(const TaskRecord& r) const;             // requires mu_
+  // Launches what LaunchLocked queued, releasing `lock` (on mu_) around Backend::Launch.
+  void LaunchPendingLocked(std::unique_lock<std::mutex>& lock);
   void RemoveFromGpuLocked(const TaskRecord& r);     // requires mu_
   void FinishLocked(TaskRecord& r, TaskState s, int exit_code, double now);  // requires mu_
   int RequeueGpuLocked(int gpu, const std::string& reason, double now,
@@ -232,6 +234,7 @@ class Daemon {
   std::set<QueueKey> queue_;                        // guarded by mu_, queued tasks
   std::map<int, double> failed_gpus_;               // guarded by mu_: id → original memory
   std::vector<bool> load_used_;                     // guarded by mu_, per GPU, last refresh
+  std::map<int64_t, LaunchRequest> pending_launches_;  // guarded by mu_: journalled running, not launched
   bool dirty_ = true;                               // guarded by mu_: a pass is due
   bool stop_ = false;                               // guarded by mu_
   std::thread thread_;

@@ -60,6 +60,6 @@ std::vector<Result<Backend::Recovered>> LocalBackend::Recover(const std::vector<
   return out;
 }
 
-void LocalBackend::Cancel(int64_t task_id) { executor_->Kill(task_id); }
+void LocalBackend::Cancel(int64_t task_id, int /*attempt*/) { executor_->Kill(task_id); }
 
 }  // namespace hase::service

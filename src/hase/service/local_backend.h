@@ -33,7 +33,8 @@ class LocalBackend final : public Backend {
   // Reads the executor's .pid/.exit files (the journalled handle is not needed).
   std::vector<Result<Recovered>> Recover(const std::vector<LaunchRequest>& requests,
                                          const std::vector<int64_t>& handles) override;
-  void Cancel(int64_t task_id) override;
+  // Kills every process of the task (at most one attempt runs at a time).
+  void Cancel(int64_t task_id, int attempt) override;
 
  private:
   const LocalBackendOptions options_;

@@ -9,6 +9,9 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <string_view>
+
+extern char** environ;
 
 namespace hase::service {
 namespace {
@@ -23,7 +26,8 @@ void CloseFd(int& fd) {
 
 }  // namespace
 
-Result<ArgvResult> RunArgv(const std::vector<std::string>& argv, double timeout_s) {
+Result<ArgvResult> RunArgv(const std::vector<std::string>& argv, double timeout_s,
+                           const std::vector<std::string>& env) {
   if (argv.empty()) return Status::InvalidArgument("RunArgv: empty argument vector");
   int out_pipe[2], err_pipe[2], exec_pipe[2];
   if (::pipe2(out_pipe, O_CLOEXEC) != 0) return Status::IO(std::string("pipe: ") + std::strerror(errno), argv[0]);
@@ -38,6 +42,17 @@ Result<ArgvResult> RunArgv(const std::vector<std::string>& argv, double timeout_
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  // The child's environment, built before fork (the child may only make async-signal-safe calls).
+  std::vector<char*> envp;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string_view var(*e);
+    const std::string_view name = var.substr(0, var.find('='));
+    bool replaced = false;
+    for (const std::string& x : env) replaced = replaced || std::string_view(x).substr(0, x.find('=')) == name;
+    if (!replaced) envp.push_back(*e);
+  }
+  for (const std::string& x : env) envp.push_back(const_cast<char*>(x.c_str()));
+  envp.push_back(nullptr);
   const pid_t pid = ::fork();
   if (pid < 0) {
     for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1], exec_pipe[0], exec_pipe[1]}) ::close(fd);
@@ -48,7 +63,7 @@ Result<ArgvResult> RunArgv(const std::vector<std::string>& argv, double timeout_
     if (devnull >= 0) ::dup2(devnull, 0);
     ::dup2(out_pipe[1], 1);
     ::dup2(err_pipe[1], 2);
-    ::execvp(args[0], args.data());
+    ::execvpe(args[0], args.data(), envp.data());
     const int e = errno;
     (void)!::write(exec_pipe[1], &e, sizeof e);  // tells the parent exec failed, and why
     ::_exit(127);

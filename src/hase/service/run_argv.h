@@ -19,9 +19,11 @@ struct ArgvResult {
 };
 
 // Runs argv[0] (looked up in PATH) with `argv`, stdin from /dev/null, for at most `timeout_s`
-// seconds. Returns the result whatever the exit code. Errors: InvalidArgument (empty argv),
+// seconds, in this process's environment plus `env` ("NAME=value", replacing a variable of
+// that name). Returns the result whatever the exit code. Errors: InvalidArgument (empty argv),
 // IO (fork/pipe failed, the program could not be executed: "cannot run X: reason"; it timed
 // out: "X timed out after N s", the child killed with SIGKILL).
-Result<ArgvResult> RunArgv(const std::vector<std::string>& argv, double timeout_s);
+Result<ArgvResult> RunArgv(const std::vector<std::string>& argv, double timeout_s,
+                           const std::vector<std::string>& env = {});
 
 }  // namespace hase::service

@@ -5,8 +5,8 @@
 // user's own command, which Slurm runs as the job script.
 //
 // Submission: sbatch --parsable --job-name=<prefix>-<task id>-<attempt> --nodelist=NODE
-//   --gres=gpu:TYPE:1 [--partition=P] [--output=DIR/<name>-%j.out] --export=ALL,HASE_TASK_ID=<id>
-//   --wrap=<command>
+//   --gres=gpu:TYPE:1 [--partition=P] [--output=DIR/<name>-%j.out] --wrap=<command>
+// with HASE_TASK_ID and HASE_ATTEMPT added to sbatch's environment (the job inherits it).
 // Slurm sets CUDA_VISIBLE_DEVICES / SLURM_JOB_GPUS to the GPU it picked among that node's GPUs
 // of the type (GRES cannot name one index; the index hase chose is a hint only).
 //
@@ -73,14 +73,16 @@ class SlurmBackend final : public Backend {
   Result<int64_t> Launch(const LaunchRequest& request) override;
   std::vector<Result<Recovered>> Recover(const std::vector<LaunchRequest>& requests,
                                          const std::vector<int64_t>& handles) override;
-  void Cancel(int64_t task_id) override;
+  void Cancel(int64_t task_id, int attempt) override;
   // "gpu:<gres type>:1", "" when the node has no such GPU.
   std::string NativeResource(const std::string& node, const std::string& gpu_type) const override;
 
   // <prefix>-<task id>-<attempt>.
   std::string JobName(int64_t task_id, int attempt) const;
-  // The sbatch argument vector for `request` (tests check it holds no shell).
+  // The sbatch argument vector for `request` (tests check it holds no shell), and the
+  // variables added to sbatch's environment (the job inherits them).
   Result<std::vector<std::string>> SbatchArgv(const LaunchRequest& request) const;
+  static std::vector<std::string> SbatchEnv(const LaunchRequest& request);
 
  private:
   std::string Cmd(const char* name) const;
