@@ -104,7 +104,10 @@ int Run(const ServeFlags& f) {
       overrides[m.substr(0, eq)] = m.substr(eq + 1);
     }
     auto nodes = service::ReadSlurmNodes(so);
-    if (!nodes.ok()) return Fail(nodes.status().WithContext("--backend slurm"));
+    if (!nodes.ok()) {
+      return Fail(Status::IO(nodes.status().message(), "--backend slurm",
+                             "Slurm's CLI must work here: check SLURM_CONF and `scontrol ping`"));
+    }
     auto inv = service::SlurmInventoryFromNodes(*nodes, f.slurm_partition, overrides, resolve);
     if (!inv.ok()) return Fail(inv.status());
     cluster = f.config.empty() ? sched::ParseClusterYaml(inv->cluster_yaml, "slurm (scontrol show node)", *catalog)
