@@ -1,7 +1,8 @@
 // `hase serve --backend slurm` against a real Slurm 22.05 (slurmctld + three slurmd with typed
 // fake GPUs on this host, started here by tools/ci/slurm-up.sh on private ports and stopped at
 // the end): discovery, 50 tasks to COMPLETED on the GPU type hase chose, kill -9 of hase
-// mid-way with no task lost or submitted twice, scancel, drain → GPUs failed, and
+// mid-way with no task lost or submitted twice, scancel, drain → GPUs failed and running
+// tasks re-placed, and
 // deploy/slurm/job_submit.lua loaded by slurmctld (hase down, slow, answering).
 // Skipped with a message only where Slurm cannot be installed or started (slurm-up.sh exit 2:
 // not root, no apt-get, hostname not loopback); under CI=true that fails instead.
@@ -315,6 +316,53 @@ TEST_F(SlurmE2E, CancelUsesScancelAndDrainFailsTheNodesGpus) {
   EXPECT_TRUE(health("failed"));
   ASSERT_EQ(hase::testing::RunCommand("scontrol update nodename=t4-0 state=resume").exit_code, 0);
   EXPECT_TRUE(health("ok"));
+}
+
+TEST_F(SlurmE2E, DrainingANodeRePlacesItsRunningTasks) {
+  const int port = Start("d", 0);
+  ASSERT_GT(port, 0);
+  for (int i = 0; i < 9; ++i) Submit(port, "d", i, 60);  // one per GPU, long
+  std::vector<int64_t> on_t4;
+  ASSERT_TRUE([&] {
+    for (int k = 0; k < 300; ++k) {  // bounded: all 9 running
+      json l = Get(port, "/v1/tasks?state=running&limit=100");
+      if (l.is_object() && l["tasks"].size() == 9) {
+        for (const json& t : l["tasks"]) {
+          if (t["gpu"]["node"] == "t4-0") on_t4.push_back(t["id"]);
+        }
+        return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  }());
+  ASSERT_EQ(on_t4.size(), 4u);
+  ASSERT_EQ(hase::testing::RunCommand("scontrol update nodename=t4-0 state=drain reason=hase-e2e").exit_code, 0);
+  // Each of them: its job scancel'ed and the task re-queued (its next placement is attempt 2);
+  // no healthy GPU is free, so they wait in the queue.
+  for (int64_t id : on_t4) {
+    std::string state;
+    for (int k = 0; k < 200 && state != "CANCELLED"; ++k) {
+      state = hase::testing::RunCommand("squeue --me -h -t all -n d-" + std::to_string(id) + "-1 -o %T").out;
+      state = state.substr(0, state.find('\n'));
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_EQ(state, "CANCELLED") << "task " << id;
+    json t = Get(port, "/v1/tasks/" + std::to_string(id));
+    EXPECT_EQ(t["state"], "queued") << t.dump();
+  }
+  // Resume: they run again, as attempt 2, under new job names.
+  ASSERT_EQ(hase::testing::RunCommand("scontrol update nodename=t4-0 state=resume").exit_code, 0);
+  for (int64_t id : on_t4) {
+    std::string state;
+    for (int k = 0; k < 300 && state != "RUNNING"; ++k) {
+      state = hase::testing::RunCommand("squeue --me -h -t all -n d-" + std::to_string(id) + "-2 -o %T").out;
+      state = state.substr(0, state.find('\n'));
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_EQ(state, "RUNNING") << "task " << id;
+    EXPECT_EQ(Get(port, "/v1/tasks/" + std::to_string(id))["attempts"], 2);
+  }
 }
 
 }  // namespace
