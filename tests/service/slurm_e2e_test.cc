@@ -24,6 +24,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <nlohmann/json.hpp>
+#include <sqlite3.h>
 
 #include "../telemetry/fixture.h"
 #include "service_fixture.h"
@@ -316,6 +317,37 @@ TEST_F(SlurmE2E, CancelUsesScancelAndDrainFailsTheNodesGpus) {
   EXPECT_TRUE(health("failed"));
   ASSERT_EQ(hase::testing::RunCommand("scontrol update nodename=t4-0 state=resume").exit_code, 0);
   EXPECT_TRUE(health("ok"));
+}
+
+// The narrowest kill -9 window: sbatch returned but the job id never reached the journal
+// (handle 0). The restarted hase must find the job by its name and follow it, not submit again.
+TEST_F(SlurmE2E, AJobSubmittedButNotJournalledIsAdoptedByName) {
+  int port = Start("e", 0);
+  ASSERT_GT(port, 0);
+  Submit(port, "e", 0, 3);
+  json t;
+  for (int k = 0; k < 200; ++k) {
+    t = Get(port, "/v1/tasks/1");
+    if (t.is_object() && t["state"] == "running") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(t["state"], "running") << t.dump();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the job id is journalled by now
+  Kill9();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((dir_ + "/state-e/hase.db").c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE tasks SET pid = 0 WHERE id = 1;", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  port = Start("e", 1);
+  ASSERT_GT(port, 0);
+  json tasks = WaitSucceeded(port, 1, 30);
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_EQ(tasks[0]["state"], "succeeded") << tasks[0].dump();
+  EXPECT_EQ(tasks[0]["attempts"], 1);
+  auto q = hase::testing::RunCommand("squeue --me -h -t all -n e-1-1,e-1-2 -o '%j %T'");
+  EXPECT_EQ(q.out, "e-1-1 COMPLETED\n");  // one job, followed to its end; none submitted again
+  const std::string log = hase::testing::ReadFileForTest(dir_ + "/e.log");
+  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;
 }
 
 TEST_F(SlurmE2E, DrainingANodeRePlacesItsRunningTasks) {
