@@ -53,7 +53,9 @@ class SlurmE2E : public ::testing::Test {
     root_ = new std::string(hase::testing::FreshDir("slurm_root"));
     const std::string up = hase::testing::SourceDir() + "/tools/ci/slurm-up.sh";
     // Private ports, so a Slurm started by someone else on the defaults is left alone.
-    auto r = hase::testing::RunCommand("HASE_SLURM_ROOT=" + *root_ + " CTLD_PORT=6917 SLURMD_PORT=17100 " +
+    // Under CI the host name may resolve to a container address: let slurm-up fix /etc/hosts.
+    const std::string fix_hosts = hase::testing::InCi() ? "FIX_HOSTS=1 " : "";
+    auto r = hase::testing::RunCommand(fix_hosts + "HASE_SLURM_ROOT=" + *root_ + " CTLD_PORT=6917 SLURMD_PORT=17100 " +
                                        "JOB_SUBMIT_LUA=" + hase::testing::SourceDir() + "/deploy/slurm/job_submit.lua " +
                                        "HASE_ADVISE_URL=http://127.0.0.1:" + std::to_string(kAdvisePort) + " " + up);
     up_rc_ = r.exit_code;
