@@ -1,8 +1,12 @@
 // `hase serve --config cluster.yaml [--listen 127.0.0.1:8080] [--state DIR] ...`: the scheduler
 // daemon (REST API, /metrics, /healthz, Kubernetes extender) over a durable journal.
+// `--backend slurm` discovers the cluster from Slurm (--config then optional) and runs tasks
+// as Slurm jobs (service/slurm_backend.h).
 // Library: src/hase/service/ (daemon.h, api_server.h, extender.h); docs/service.md.
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
+#include <map>
 #include <pthread.h>
 
 #include <fmt/format.h>
@@ -21,6 +25,8 @@
 #include "hase/service/extender.h"
 #include "hase/service/latency_table.h"
 #include "hase/service/pod_watcher.h"
+#include "hase/service/slurm_backend.h"
+#include "hase/service/slurm_cluster.h"
 #include "hase/sim/predictor_oracle.h"
 #include "hase/telemetry/dcgm_scraper.h"
 #include "hase/telemetry/http_get.h"
@@ -64,6 +70,13 @@ struct ServeFlags {
   std::string tls_cert, tls_key;
   size_t max_connections = 256;
   double request_deadline_s = 10;
+  std::string backend = "local";
+  std::string slurm_partition;
+  std::vector<std::string> slurm_gres_types;  // TYPE=CATALOG
+  std::string slurm_output;
+  std::string slurm_job_prefix = "hase";
+  double slurm_poll_s = 0.5;
+  double slurm_node_poll_s = 5;
 };
 
 #ifdef HASE_SERVE_AVAILABLE
@@ -116,13 +129,54 @@ int Run(const ServeFlags& f) {
 
   auto catalog = GpuCatalog::Load(f.catalog);
   if (!catalog.ok()) return Fail(catalog.status());
-  auto cluster = sched::LoadClusterFile(f.config, *catalog);
-  if (!cluster.ok()) return Fail(cluster.status());
   auto resolve = [&](std::string_view name) -> std::optional<std::string> {
     auto g = catalog->Find(name);
     if (!g.ok()) return std::nullopt;
     return (*g)->id;
   };
+  if (f.executor && f.backend != "local") {
+    return Fail(Status::InvalidArgument("--executor runs tasks here; it cannot be combined with --backend " + f.backend));
+  }
+  if (f.config.empty() && f.backend != "slurm") {
+    return Fail(Status::InvalidArgument("--config is required", "hase serve", "or discover the cluster: --backend slurm"));
+  }
+  std::unique_ptr<service::Backend> backend;
+  Result<sched::Cluster> cluster = Status::Internal("no cluster");
+  if (f.backend == "slurm") {
+    service::SlurmOptions so;
+    so.partition = f.slurm_partition;
+    so.job_prefix = f.slurm_job_prefix;
+    so.output_dir = f.slurm_output.empty() ? "" : std::filesystem::absolute(f.slurm_output).string();
+    so.poll_interval_s = f.slurm_poll_s;
+    so.node_poll_interval_s = f.slurm_node_poll_s;
+    std::map<std::string, std::string> overrides;
+    for (const std::string& m : f.slurm_gres_types) {
+      const size_t eq = m.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == m.size()) {
+        return Fail(Status::InvalidArgument("--slurm-gres-type '" + m + "' is not GRES_TYPE=CATALOG_TYPE",
+                                            "hase serve", "e.g. --slurm-gres-type a100=A100-SXM4-80GB"));
+      }
+      overrides[m.substr(0, eq)] = m.substr(eq + 1);
+    }
+    auto nodes = service::ReadSlurmNodes(so);
+    if (!nodes.ok()) {
+      return Fail(Status::IO(nodes.status().message(), "--backend slurm",
+                             "Slurm's CLI must work here: check SLURM_CONF and `scontrol ping`"));
+    }
+    auto inv = service::SlurmInventoryFromNodes(*nodes, f.slurm_partition, overrides, resolve);
+    if (!inv.ok()) return Fail(inv.status());
+    cluster = f.config.empty() ? sched::ParseClusterYaml(inv->cluster_yaml, "slurm (scontrol show node)", *catalog)
+                               : sched::LoadClusterFile(f.config, *catalog);
+    if (!cluster.ok()) return Fail(cluster.status());
+    auto gres = service::MatchClusterToSlurm(*cluster, *inv);
+    if (!gres.ok()) return Fail(gres.status());
+    for (const std::string& s : inv->skipped) std::fprintf(stderr, "hase serve: slurm: skipped %s\n", s.c_str());
+    if (!so.output_dir.empty()) std::filesystem::create_directories(so.output_dir);
+    backend = std::make_unique<service::SlurmBackend>(so, *std::move(gres));
+  } else {
+    cluster = sched::LoadClusterFile(f.config, *catalog);
+    if (!cluster.ok()) return Fail(cluster.status());
+  }
 
   std::shared_ptr<const sched::LatencyOracle> oracle;
   if (!f.latency_table.empty()) {
@@ -208,7 +262,7 @@ int Run(const ServeFlags& f) {
   o.executor_node = f.executor_node;
   if (f.latency_table.empty()) o.default_runtime = FindRuntime(f.runtime)->name;
   o.logger = log;
-  auto daemon = service::Daemon::Create(*std::move(cluster), oracle, o, scraper.get());
+  auto daemon = service::Daemon::Create(*std::move(cluster), oracle, o, scraper.get(), std::move(backend));
   if (!daemon.ok()) return Fail(daemon.status());
   if (Status st = (*daemon)->Start(); !st.ok()) return Fail(st);
   if (scraper) scraper->Start();
@@ -231,9 +285,10 @@ int Run(const ServeFlags& f) {
   service::ApiServer api(**daemon, extender, ao);
   auto bound = api.Bind(host, port);
   if (!bound.ok()) return Fail(bound.status());
-  std::printf("hase serve: listening on %s:%d (%s, policy %s, %zu GPUs, state %s, %s)\n", host.c_str(), *bound,
-              f.tls_cert.empty() ? "http" : "https", f.policy.c_str(), (*daemon)->cluster().gpus.size(),
-              f.state.c_str(), ao.tokens.empty() ? "no tokens: loopback clients only" : "bearer tokens required");
+  std::printf("hase serve: listening on %s:%d (%s, policy %s, %zu GPUs, state %s, backend %s, %s)\n", host.c_str(), *bound,
+              f.tls_cert.empty() ? "http" : "https", f.policy.c_str(), (*daemon)->cluster().gpus.size(), f.state.c_str(),
+              (*daemon)->backend_name().empty() ? "none" : (*daemon)->backend_name().c_str(),
+              ao.tokens.empty() ? "no tokens: loopback clients only" : "bearer tokens required");
   std::fflush(stdout);
 
   std::thread waiter([&] {
@@ -258,7 +313,8 @@ Command AddServeCommand(CLI::App& parent) {
   Command c;
   c.app = parent.add_subcommand("serve", "Run the scheduler daemon (REST API, Kubernetes extender)");
   CLI::App& a = *c.app;
-  a.add_option("--config", flags->config, "Cluster file (the `hase simulate --cluster` schema)")->required();
+  a.add_option("--config", flags->config,
+               "Cluster file (the `hase simulate --cluster` schema); optional with --backend slurm");
   a.add_option("--listen", flags->listen, "HOST:PORT to serve on (port 0: any free port)");
   a.add_option("--state", flags->state, "Directory of the journal (hase.db) and executor files");
   a.add_option("--policy", flags->policy, "Placement policy: " + fmt::format("{}", fmt::join(sched::PolicyNames(), ", ")));
@@ -276,7 +332,16 @@ Command AddServeCommand(CLI::App& parent) {
   a.add_option("--scrape-timeout", flags->scrape_timeout_s, "Seconds before a scrape times out");
   a.add_option("--stale-after", flags->stale_after_s, "DCGM readings older than this make /healthz degraded (s)");
   a.add_option("--load-max-age", flags->load_max_age_s, "DCGM readings older than this are ignored (s)");
-  a.add_flag("--executor", flags->executor, "Run task commands here (standalone mode)");
+  a.add_flag("--executor", flags->executor, "Run task commands here (standalone mode; the local backend)");
+  a.add_option("--backend", flags->backend, "Where tasks run: local (--executor, default) or slurm (sbatch)")
+      ->check(CLI::IsMember({"local", "slurm"}));
+  a.add_option("--slurm-partition", flags->slurm_partition, "Slurm partition to discover and submit to (default: Slurm's)");
+  a.add_option("--slurm-gres-type", flags->slurm_gres_types,
+               "GRES_TYPE=CATALOG_TYPE when the catalog does not know a Slurm GPU type (repeatable)");
+  a.add_option("--slurm-output", flags->slurm_output, "Directory (seen by the nodes) for job output; default Slurm's");
+  a.add_option("--slurm-job-prefix", flags->slurm_job_prefix, "Job names are PREFIX-<task>-<attempt> (one per hase)");
+  a.add_option("--slurm-poll", flags->slurm_poll_s, "Seconds between job state polls (squeue)");
+  a.add_option("--slurm-node-poll", flags->slurm_node_poll_s, "Seconds between node state polls (scontrol)");
   a.add_option("--executor-node", flags->executor_node, "Node this executor runs (default: every node)");
   a.add_option("--kube-api", flags->kube_api,
                "Kubernetes API for bindings and the pod watcher: a URL (http://127.0.0.1:8001 = kubectl proxy) or in-cluster");

@@ -8,6 +8,7 @@
 
 #include "../telemetry/fixture.h"
 #include "../telemetry/http_stub.h"
+#include "hase/telemetry/dcgm_scraper.h"
 #include "hase/telemetry/prom_text.h"
 #include "service_fixture.h"
 #include "testing.h"
@@ -305,6 +306,34 @@ TEST_F(ApiTest, ExtenderFullNodesFormLowerCaseKeys) {
   EXPECT_EQ(status, 400);
   json bad = Post("/filter", R"({"Pod":{"metadata":{"annotations":{"hase.io/model":"resnet50","hase.io/batch":"x"}}},"NodeNames":["a"]})");
   EXPECT_NE(bad["Error"].get<std::string>(), "");
+}
+
+}  // namespace
+}  // namespace hase::service
+
+namespace hase::service {
+namespace {
+
+// POST /v1/advise: where hase would run a task now (what deploy/slurm/job_submit.lua asks),
+// with nothing submitted.
+TEST_F(ApiTest, AdviseNamesTheGpuOfEarliestCompletionWithoutSubmitting) {
+  auto r = client_->Post("/v1/advise", R"({"model":"resnet50","num_batches":100})", "application/json");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  json a = json::parse(r->body);
+  EXPECT_EQ(a["gpu"], 0);  // idle A100s tie; the lower id wins
+  EXPECT_EQ(a["node"], "a");
+  EXPECT_EQ(a["gpu_type"], "A100-SXM4-40GB");
+  EXPECT_EQ(a["native"], "");  // no backend: no native name
+  EXPECT_GT(a["predicted_end_s"].get<double>(), 0);
+  EXPECT_TRUE(daemon_->List(std::nullopt, 10).empty());  // nothing was submitted
+  // A model no GPU can host: 404 with a hint; a bad body: 400.
+  auto none = client_->Post("/v1/advise", R"({"model":"nosuchmodel"})", "application/json");
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->status, 404) << none->body;
+  auto bad = client_->Post("/v1/advise", R"({"model":"resnet50","num_batchs":3})", "application/json");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400) << bad->body;
 }
 
 }  // namespace

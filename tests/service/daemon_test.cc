@@ -230,10 +230,12 @@ TEST(Daemon, ExporterHostnameMatchingNoNodeIsDegradedWithTheName) {
   const std::string dir = hase::testing::FreshDir("hostname");
   FakeClock clock;
   HttpStub exporter;
+  // (An exporter given as URL=NODE names its node; this one is given without, so the label decides.)
   exporter.SetBody("DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"0\",Hostname=\"a\"} 0.5\n"
                    "DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"0\",Hostname=\"gpu-node-7.example\"} 0.5\n");
   telemetry::DcgmScraperOptions so;
-  so.targets = {{exporter.Url(), "a"}};
+  so.targets = {{exporter.Url(), ""}};
+  so.nodes.nodes = {"a", "b"};  // the cluster's nodes, as hase serve passes them
   so.timeout_s = 0.5;
   so.now_s = clock.Fn();
   telemetry::DcgmScraper scraper(so);
@@ -241,8 +243,9 @@ TEST(Daemon, ExporterHostnameMatchingNoNodeIsDegradedWithTheName) {
   auto d = MakeDaemon(dir, clock, "hase", &scraper);
   DaemonHealth h = d->Health();
   EXPECT_TRUE(h.degraded);
-  ASSERT_EQ(h.reasons.size(), 1u);
-  EXPECT_NE(h.reasons[0].find("'gpu-node-7.example'"), std::string::npos) << h.reasons[0];
+  std::string all;
+  for (const std::string& r : h.reasons) all += r + "\n";
+  EXPECT_NE(all.find("gpu-node-7.example"), std::string::npos) << all;
   d.reset();
   std::filesystem::remove_all(dir);
 }

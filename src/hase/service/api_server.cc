@@ -146,6 +146,16 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions option
     if (!ins.ok()) return SendError(res, ins.status());
     SendJson(res, ins->created ? 201 : 200, TaskRecordToJson(ins->record));
   });
+  post("/v1/advise", kRead, [this](const httplib::Request& req, httplib::Response& res) {
+    json body = json::parse(req.body, nullptr, false);
+    if (body.is_discarded()) return SendError(res, Status::InvalidArgument("body is not JSON"));
+    Result<TaskSpec> spec = TaskSpecFromJson(body);
+    if (!spec.ok()) return SendError(res, spec.status());
+    Result<Advice> a = daemon_.Advise(*spec);
+    if (!a.ok()) return SendError(res, a.status());
+    SendJson(res, 200, json{{"gpu", a->gpu}, {"node", a->node}, {"index", a->index}, {"gpu_type", a->gpu_type},
+                            {"native", a->native}, {"predicted_end_s", a->predicted_end_s}});
+  });
   get("/v1/tasks", kRead, [this](const httplib::Request& req, httplib::Response& res) {
     std::optional<TaskState> state;
     if (req.has_param("state")) {

@@ -5,6 +5,9 @@
 //   GET    /v1/tasks/{id}            state, GPU, predicted and actual times
 //   DELETE /v1/tasks/{id}            cancel (also POST /v1/tasks/{id}/cancel)
 //   POST   /v1/tasks/{id}/complete   {"exit_code":N}: an outside runner reports the end
+//   POST   /v1/advise                a submit body → {"gpu","node","index","gpu_type","native",
+//                                    "predicted_end_s"}: where hase would run it now (nothing
+//                                    is submitted; deploy/slurm/job_submit.lua asks it)
 //   GET    /v1/gpus                  every GPU with its live DCGM load and what hase placed
 //   POST   /v1/gpus/{id}/fail        {"reason":"..."}: re-queue its tasks; /recover undoes it
 //   POST   /v1/nodes/{node}/fail     every GPU of the node

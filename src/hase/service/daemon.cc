@@ -13,6 +13,7 @@
 #include "hase/sched/basic_plugins.h"
 #include "hase/sched/registry.h"
 #include "hase/sched/timeline.h"
+#include "hase/service/local_backend.h"
 
 namespace hase::service {
 namespace {
@@ -57,7 +58,8 @@ LoadSnapshot SubtractOwn(LoadSnapshot s, double own_demand) {
 Result<std::unique_ptr<Daemon>> Daemon::Create(sched::Cluster cluster,
                                                std::shared_ptr<const sched::LatencyOracle> oracle,
                                                DaemonOptions options,
-                                               const telemetry::LoadSource* scraper) {
+                                               const telemetry::LoadSource* scraper,
+                                               std::unique_ptr<Backend> backend) {
   HASE_RETURN_IF_ERROR(cluster.Validate());
   if (!oracle) return Status::InvalidArgument("no latency oracle");
   options = WithDefaults(std::move(options));
@@ -71,8 +73,12 @@ Result<std::unique_ptr<Daemon>> Daemon::Create(sched::Cluster cluster,
     }
   }
   HASE_ASSIGN_OR_RETURN(std::unique_ptr<TaskStore> store, TaskStore::Open(options.state_dir, options.store));
+  if (!backend && options.executor) {
+    backend = std::make_unique<LocalBackend>(LocalBackendOptions{
+        (std::filesystem::path(options.state_dir) / "exec").string(), options.executor_node, 0.05});
+  }
   std::unique_ptr<Daemon> d(new Daemon(std::move(cluster), std::move(oracle), std::move(options), scraper,
-                                       std::move(store)));
+                                       std::move(store), std::move(backend)));
   sched::PolicyConfig pc;
   pc.oracle = d->oracle_;
   pc.cluster = &d->cluster_;
@@ -82,30 +88,22 @@ Result<std::unique_ptr<Daemon>> Daemon::Create(sched::Cluster cluster,
 
 Daemon::Daemon(sched::Cluster cluster, std::shared_ptr<const sched::LatencyOracle> oracle,
                DaemonOptions options, const telemetry::LoadSource* scraper,
-               std::unique_ptr<TaskStore> store)
+               std::unique_ptr<TaskStore> store, std::unique_ptr<Backend> backend)
     : cluster_(std::move(cluster)),
       oracle_(std::move(oracle)),
       options_(std::move(options)),
       load_(scraper),
       store_(std::move(store)),
+      backend_(std::move(backend)),
       epoch_s_(options_.now_s()),
       state_(cluster_),
-      live_(cluster_.gpus.size()) {
-  if (options_.executor) {
-    executor_ = std::make_unique<Executor>(
-        ExecutorOptions{(std::filesystem::path(options_.state_dir) / "exec").string(), 0.05},
-        [this](int64_t id, int attempt, int code, double ended) { OnExit(id, attempt, code, ended); });
-  }
-}
+      live_(cluster_.gpus.size()) {}
 
 Daemon::~Daemon() { Stop(); }
 
 const std::string& Daemon::policy_name() const { return options_.policy; }
 
-bool Daemon::ExecutesOn(int gpu) const {
-  if (!executor_) return false;
-  return options_.executor_node.empty() || cluster_.gpus[gpu].node == options_.executor_node;
-}
+bool Daemon::ExecutesOn(int gpu) const { return backend_ && backend_->RunsOn(cluster_.gpus[gpu]); }
 
 Result<sched::TaskProfile> Daemon::ProfileOnLocked(const TaskRecord& r, int gpu) const {
   const sched::GpuType& type = cluster_.types[cluster_.gpus[gpu].type];
@@ -173,31 +171,45 @@ Status Daemon::Start() {
                                           r->spec.memory_mib > 0 ? r->spec.memory_mib : p.memory_mib, p.demand,
                                           p.isolated_ms});
   }
-  // Processes that outlived the previous daemon.
-  if (executor_) {
+  // Launches that outlived the previous daemon (processes, Slurm jobs).
+  if (backend_) {
+    std::vector<LaunchRequest> requests;
+    std::vector<int64_t> handles;
     for (auto& [id, r] : tasks_) {
       if (r.state != TaskState::kRunning || !ExecutesOn(r.gpu) || r.spec.command.empty()) continue;
-      Result<Executor::Found> f = executor_->Recover(id, r.attempts);
-      if (!f.ok()) {
-        r.pid = 0;  // never started: StartProcessesLocked starts it below
+      requests.push_back(LaunchRequestLocked(r));
+      handles.push_back(r.pid);
+    }
+    std::vector<Result<Backend::Recovered>> found = backend_->Recover(requests, handles);
+    for (size_t i = 0; i < requests.size() && i < found.size(); ++i) {
+      const int64_t id = requests[i].task_id;
+      TaskRecord& r = tasks_.at(id);
+      if (!found[i].ok()) {
+        r.pid = 0;  // never launched: LaunchLocked launches it below
         changed.push_back(id);
-      } else if (f->exit_code) {
+      } else if (found[i]->end) {
+        TaskEnd end = *found[i]->end;
+        if (end.ended_s <= 0) end.ended_s = now;
         lock.unlock();
-        OnExit(id, r.attempts, *f->exit_code, now);
+        OnEnd(id, r.attempts, end);
         lock.lock();
       } else {
-        r.pid = f->pid;
-        executor_->Watch(id, r.attempts, f->pid);
+        r.pid = found[i]->handle;
         changed.push_back(id);
       }
     }
   }
   for (size_t g = 0; g < cluster_.gpus.size(); ++g) policy_->OnGpuChanged(state_, static_cast<int>(g));
   HASE_RETURN_IF_ERROR(PersistLocked(changed));
-  StartProcessesLocked(changed);
+  LaunchLocked(changed);
+  LaunchPendingLocked(lock);
   stop_ = false;
   dirty_ = true;
-  if (executor_) executor_->Start();
+  if (backend_) {
+    HASE_RETURN_IF_ERROR(backend_->Start(
+        [this](int64_t id, int attempt, const TaskEnd& end) { OnEnd(id, attempt, end); },
+        [this](const std::string& node, bool healthy, const std::string& reason) { OnNode(node, healthy, reason); }));
+  }
   thread_ = std::thread([this] { Loop(); });
   return Status::OK();
 }
@@ -209,16 +221,18 @@ void Daemon::Stop() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
-  if (executor_) executor_->Stop();
+  if (backend_) backend_->Stop();
 }
 
 void Daemon::Loop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
-    cv_.wait_for(lock, std::chrono::duration<double>(options_.tick_s), [this] { return stop_ || dirty_; });
+    cv_.wait_for(lock, std::chrono::duration<double>(options_.tick_s),
+                 [this] { return stop_ || dirty_ || !pending_launches_.empty(); });
     if (stop_) break;
     dirty_ = false;
     PassLocked(Now());
+    LaunchPendingLocked(lock);
     // Let submitters and readers in between passes.
     lock.unlock();
     std::this_thread::yield();
@@ -227,8 +241,9 @@ void Daemon::Loop() {
 }
 
 void Daemon::RunPassForTest() {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   PassLocked(Now());
+  LaunchPendingLocked(lock);
 }
 
 void Daemon::RefreshGpusLocked(double now) {
@@ -405,7 +420,7 @@ void Daemon::PassLocked(double now) {
     RevertLocked(before);
     return;
   }
-  StartProcessesLocked(changed);
+  LaunchLocked(changed);
 }
 
 void Daemon::RevertLocked(const std::map<int64_t, TaskRecord>& before) {
@@ -423,26 +438,64 @@ Status Daemon::FlushUnsyncedLocked() {
   const std::vector<int64_t> ids(unsynced_.begin(), unsynced_.end());
   unsynced_.clear();
   HASE_RETURN_IF_ERROR(PersistLocked(ids));  // failed: back in unsynced_
-  StartProcessesLocked(ids);
+  LaunchLocked(ids);
   return Status::OK();
 }
 
-void Daemon::StartProcessesLocked(const std::vector<int64_t>& ids) {
-  std::vector<int64_t> changed;
+LaunchRequest Daemon::LaunchRequestLocked(const TaskRecord& r) const {
+  LaunchRequest q;
+  q.task_id = r.id;
+  q.attempt = r.attempts;
+  q.command = r.spec.command;
+  q.node = r.node;
+  q.gpu_index = r.gpu_index;
+  if (r.gpu >= 0) q.gpu_type = cluster_.types[cluster_.gpus[r.gpu].type].name;
+  return q;
+}
+
+void Daemon::LaunchLocked(const std::vector<int64_t>& ids) {
+  bool queued = false;
   for (int64_t id : ids) {
-    TaskRecord& r = tasks_.at(id);
+    const TaskRecord& r = tasks_.at(id);
     if (r.state != TaskState::kRunning || r.pid != 0 || r.spec.command.empty() || !ExecutesOn(r.gpu)) continue;
-    Result<int64_t> pid = executor_->Spawn(id, r.attempts, r.spec.command, r.gpu_index);
-    if (!pid.ok()) {
-      r.reason = pid.status().ToString();
-      RemoveFromGpuLocked(r);
-      FinishLocked(r, TaskState::kFailed, -1, Now());
-    } else {
-      r.pid = *pid;
-    }
-    changed.push_back(id);
+    pending_launches_[id] = LaunchRequestLocked(r);
+    queued = true;
   }
-  (void)PersistLocked(changed);  // the pid is a hint; recovery also reads the .pid file
+  if (queued) cv_.notify_all();  // the scheduler thread launches them (LaunchPendingLocked)
+}
+
+void Daemon::LaunchPendingLocked(std::unique_lock<std::mutex>& lock) {
+  while (backend_ && !pending_launches_.empty()) {
+    std::map<int64_t, LaunchRequest> batch;
+    batch.swap(pending_launches_);
+    std::vector<Result<int64_t>> handles;
+    lock.unlock();  // a launch may take a Slurm round trip; submitters and readers go on
+    for (const auto& [id, q] : batch) handles.push_back(backend_->Launch(q));
+    lock.lock();
+    std::vector<int64_t> changed;
+    size_t i = 0;
+    for (const auto& [id, q] : batch) {
+      Result<int64_t>& handle = handles[i++];
+      auto it = tasks_.find(id);
+      if (it == tasks_.end() || it->second.state != TaskState::kRunning || it->second.attempts != q.attempt ||
+          it->second.pid != 0) {
+        if (handle.ok()) backend_->Cancel(id, q.attempt);  // cancelled or re-queued meanwhile
+        continue;
+      }
+      TaskRecord& r = it->second;
+      if (!handle.ok()) {
+        r.reason = handle.status().ToString();
+        RemoveFromGpuLocked(r);
+        FinishLocked(r, TaskState::kFailed, -1, Now());
+        dirty_ = true;
+      } else {
+        r.pid = *handle;
+      }
+      changed.push_back(id);
+    }
+    // The handle is a hint for people and for Recover; recovery finds launches by name too.
+    (void)PersistLocked(changed);
+  }
 }
 
 void Daemon::RemoveFromGpuLocked(const TaskRecord& r) {
@@ -469,6 +522,7 @@ void Daemon::PromoteLocked(int gpu, double now, std::vector<int64_t>& changed) {
 }
 
 void Daemon::FinishLocked(TaskRecord& r, TaskState s, int exit_code, double now) {
+  pending_launches_.erase(r.id);
   r.state = s;
   r.exit_code = exit_code;
   r.ended_s = now;
@@ -492,7 +546,7 @@ Status Daemon::PersistLocked(const std::vector<int64_t>& ids) {
   return st;
 }
 
-void Daemon::OnExit(int64_t id, int attempt, int exit_code, double ended_s) {
+void Daemon::OnEnd(int64_t id, int attempt, const TaskEnd& end) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = tasks_.find(id);
   if (it == tasks_.end()) return;
@@ -500,14 +554,36 @@ void Daemon::OnExit(int64_t id, int attempt, int exit_code, double ended_s) {
   if (r.state != TaskState::kRunning || r.attempts != attempt) return;  // cancelled / re-queued meanwhile
   std::vector<int64_t> changed{id};
   const int gpu = r.gpu;
-  RemoveFromGpuLocked(r);
-  FinishLocked(r, exit_code == 0 ? TaskState::kSucceeded : TaskState::kFailed, exit_code, ended_s);
-  if (exit_code != 0) r.reason = exit_code < 0 ? "process vanished without an exit code" : "non-zero exit code";
+  const double ended_s = end.ended_s;
+  switch (end.kind) {
+    case TaskEnd::Kind::kExited:
+      RemoveFromGpuLocked(r);
+      FinishLocked(r, end.exit_code == 0 ? TaskState::kSucceeded : TaskState::kFailed, end.exit_code, ended_s);
+      if (end.exit_code != 0) r.reason = end.reason.empty() ? "non-zero exit code" : end.reason;
+      break;
+    case TaskEnd::Kind::kCancelled:
+      RemoveFromGpuLocked(r);
+      FinishLocked(r, TaskState::kCancelled, end.exit_code, ended_s);
+      r.reason = end.reason;
+      break;
+    case TaskEnd::Kind::kLost:
+      RequeueTaskLocked(r, end.reason);
+      metrics_.CountRequeued(1);
+      break;
+  }
   state_.now_ms = ToMs(ended_s);
   PromoteLocked(gpu, ended_s, changed);
-  if (PersistLocked(changed).ok()) StartProcessesLocked(changed);
+  if (PersistLocked(changed).ok()) LaunchLocked(changed);
   dirty_ = true;
   cv_.notify_all();
+}
+
+void Daemon::OnNode(const std::string& node, bool healthy, const std::string& reason) {
+  if (healthy) {
+    (void)RecoverNode(node);
+  } else {
+    (void)MarkNodeFailed(node, reason);
+  }
 }
 
 Result<TaskStore::Inserted> Daemon::Submit(const TaskSpec& submitted) {
@@ -590,7 +666,7 @@ Result<TaskRecord> Daemon::Cancel(int64_t id) {
     queue_.erase(KeyOf(r));
     policy_->Forget(r.ToSchedTask(), state_);
   } else {
-    if (r.state == TaskState::kRunning && executor_) executor_->Kill(id);
+    if (r.state == TaskState::kRunning && backend_ && ExecutesOn(r.gpu)) backend_->Cancel(id, r.attempts);
     const int gpu = r.gpu;
     RemoveFromGpuLocked(r);
     PromoteLocked(gpu, now, changed);
@@ -598,7 +674,7 @@ Result<TaskRecord> Daemon::Cancel(int64_t id) {
   r.reason = "cancelled by a client";
   FinishLocked(r, TaskState::kCancelled, 0, now);
   HASE_RETURN_IF_ERROR(PersistLocked(changed));
-  StartProcessesLocked(changed);
+  LaunchLocked(changed);
   dirty_ = true;
   cv_.notify_all();
   return r;
@@ -617,7 +693,10 @@ Result<TaskRecord> Daemon::Complete(int64_t id, int exit_code) {
     }
     attempt = it->second.attempts;
   }
-  OnExit(id, attempt, exit_code, Now());
+  TaskEnd end;
+  end.exit_code = exit_code;
+  end.ended_s = Now();
+  OnEnd(id, attempt, end);
   return *Get(id);
 }
 
@@ -628,15 +707,8 @@ int Daemon::RequeueGpuLocked(int gpu, const std::string& reason, double now, std
   for (const auto& q : g.queued) ids.push_back(q.task_id);
   for (int id : ids) {
     TaskRecord& r = tasks_.at(id);
-    if (r.state == TaskState::kRunning && executor_) executor_->Kill(id);
-    RemoveFromGpuLocked(r);
-    r.state = TaskState::kQueued;
-    r.gpu = r.gpu_index = -1;
-    r.node.clear();
-    r.placed_s = r.started_s = 0;
-    r.pid = 0;
-    r.reason = "re-queued: " + reason;
-    queue_.insert(KeyOf(r));
+    if (r.state == TaskState::kRunning && backend_ && ExecutesOn(r.gpu)) backend_->Cancel(id, r.attempts);
+    RequeueTaskLocked(r, reason);
     changed.push_back(id);
   }
   if (g.reservation) {
@@ -647,6 +719,18 @@ int Daemon::RequeueGpuLocked(int gpu, const std::string& reason, double now, std
   metrics_.CountRequeued(static_cast<int>(ids.size()));
   (void)now;
   return static_cast<int>(ids.size());
+}
+
+void Daemon::RequeueTaskLocked(TaskRecord& r, const std::string& reason) {
+  pending_launches_.erase(r.id);
+  RemoveFromGpuLocked(r);
+  r.state = TaskState::kQueued;
+  r.gpu = r.gpu_index = -1;
+  r.node.clear();
+  r.placed_s = r.started_s = 0;
+  r.pid = 0;
+  r.reason = "re-queued: " + reason;
+  queue_.insert(KeyOf(r));
 }
 
 Result<int> Daemon::MarkGpuFailed(int gpu, const std::string& reason) {
@@ -696,6 +780,22 @@ Status Daemon::RecoverGpu(int gpu) {
   dirty_ = true;
   cv_.notify_all();
   return Status::OK();
+}
+
+Result<int> Daemon::RecoverNode(const std::string& node) {
+  std::vector<int> gpus;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const sched::Gpu& g : cluster_.gpus) {
+      if (g.node == node && failed_gpus_.count(g.id)) gpus.push_back(g.id);
+    }
+  }
+  bool known = false;
+  for (const sched::Gpu& g : cluster_.gpus) known = known || g.node == node;
+  if (!known) return Status::NotFound("no node '" + node + "' in the cluster");
+  int n = 0;
+  for (int g : gpus) n += RecoverGpu(g).ok() ? 1 : 0;
+  return n;
 }
 
 std::vector<GpuView> Daemon::Gpus() const {
@@ -948,6 +1048,30 @@ std::optional<PlacementWhy> Daemon::WhyOf(int64_t id) const {
   auto it = why_.find(id);
   if (it == why_.end()) return std::nullopt;
   return it->second;
+}
+
+Result<Advice> Daemon::Advise(const TaskSpec& submitted) const {
+  TaskRecord probe;
+  probe.spec = submitted;
+  if (probe.spec.runtime.empty()) probe.spec.runtime = options_.default_runtime;
+  const std::vector<double> completion = PredictCompletion(probe.ToSchedTask());
+  int best = -1;
+  for (const sched::Gpu& g : cluster_.gpus) {
+    if (std::isfinite(completion[g.id]) && (best < 0 || completion[g.id] < completion[best])) best = g.id;
+  }
+  if (best < 0) {
+    return Status::NotFound("no GPU can host model '" + submitted.model + "' now", "advise",
+                            "check the model name and memory_mib; GET /v1/gpus shows the GPUs");
+  }
+  const sched::Gpu& g = cluster_.gpus[best];
+  Advice a;
+  a.gpu = best;
+  a.node = g.node;
+  a.index = g.index;
+  a.gpu_type = cluster_.types[g.type].name;
+  a.native = backend_ ? backend_->NativeResource(g.node, a.gpu_type) : "";
+  a.predicted_end_s = completion[best];
+  return a;
 }
 
 Result<TaskRecord> Daemon::BindExternal(const TaskSpec& spec, const std::string& node) {

@@ -1,12 +1,12 @@
 // Daemon: the scheduler behind `hase serve` — a durable queue, live GPU load, the simulator's
-// policy code, an optional executor, and the state the REST API and the Kubernetes extender
-// read.
+// policy code, an optional backend that runs what it places (backend.h: local executor, Slurm),
+// and the state the REST API and the Kubernetes extender read.
 //
 // Flow. Submit() commits the task to the journal (TaskStore) and returns; a scheduler thread
 // then runs policy cycles (sched::Policy::Schedule + Commit, the same code `hase simulate`
 // uses) over the central queue, highest priority first, then by submission. Every cycle
 // starts by refreshing each GPU's background load from telemetry (see BackgroundLoad below).
-// A bind that starts now makes the task `running` (the executor spawns it); one that joins the
+// A bind that starts now makes the task `running` (the backend launches it); one that joins the
 // GPU's local queue makes it `bound`, promoted to running when the GPU frees up.
 //
 // Live load. GpuState::background is the DCGM LoadSnapshot of the GPU (matched by node name and
@@ -35,16 +35,18 @@
 //
 // Recovery. Start() rebuilds everything from the journal: queued tasks re-enter the queue in
 // order; bound and running tasks are put back on their GPUs (running ones with their remaining
-// predicted work), and the executor re-adopts processes that outlived the previous daemon.
-// Every state change is journalled before it is acted on (running is written before the
-// process is spawned), so a `kill -9` at any moment loses and duplicates nothing.
+// predicted work), and the backend re-adopts launches that outlived the previous daemon
+// (Backend::Recover). Every state change is journalled before it is acted on (running is
+// written before the launch, the launch's handle after it), so a `kill -9` at any moment loses
+// and duplicates nothing.
 //
 // Failures. MarkGpuFailed / MarkNodeFailed kill what runs there and re-queue every task
 // placed there (attempts + 1); failed GPUs get capacity -1 MiB so every Filter rejects them
 // until RecoverGpu, plus a phantom reservation (task id -2, start +inf) so policies that
 // evaluate one idle GPU per type never take a failed GPU as its type's representative.
 // Failure marks live in memory only (a restart brings every GPU back). Tasks the policy
-// rejects while some GPU is failed stay queued.
+// rejects while some GPU is failed stay queued. A backend that watches node health (Slurm:
+// DRAIN/DOWN) calls MarkNodeFailed / RecoverNode itself.
 //
 // Full disk. A journal write that fails marks the daemon degraded (Health names the error).
 // A placement whose write failed is undone: the task is queued in memory as in the journal and
@@ -75,7 +77,7 @@
 #include "hase/sched/cluster_state.h"
 #include "hase/sched/latency_oracle.h"
 #include "hase/sched/policy.h"
-#include "hase/service/executor.h"
+#include "hase/service/backend.h"
 #include "hase/service/metrics.h"
 #include "hase/service/task_record.h"
 #include "hase/service/task_store.h"
@@ -88,7 +90,7 @@ class logger;
 namespace hase::service {
 
 struct DaemonOptions {
-  std::string state_dir = "hase-state";  // journal (hase.db) and executor files (exec/)
+  std::string state_dir = "hase-state";  // journal (hase.db) and local backend files (exec/)
   std::string policy = "hase";           // a sched::PolicyNames() entry
   TaskStoreOptions store;
   // Affects behaviour.
@@ -97,6 +99,7 @@ struct DaemonOptions {
   // be used (before that the previous reading stands in): dcgm-exporter's collect interval
   // (30 s by default) or the Prometheus window, whichever is longer, seconds.
   double load_settle_s = 30;
+  // The local backend (LocalBackend), used when Create gets no backend of its own.
   bool executor = false;        // run task commands here (standalone mode)
   std::string executor_node;    // the node this executor runs; "" = every node (one-node setup)
   // Runtime journalled with a task that names none (`hase serve --runtime`), so a restart with
@@ -149,6 +152,16 @@ struct GpuView {
   double projected_finish_s = 0;
 };
 
+// Where hase would run a task now (POST /v1/advise), without accepting it.
+struct Advice {
+  int gpu = -1;                 // Cluster GPU id
+  std::string node;
+  int index = 0;                // GPU index on the node
+  std::string gpu_type;         // catalog type
+  std::string native;           // the backend's name for it ("gpu:a100:1" under Slurm), or ""
+  double predicted_end_s = 0;   // predicted completion if started now, wall seconds
+};
+
 struct DaemonHealth {
   bool degraded = false;
   std::vector<std::string> reasons;
@@ -157,17 +170,21 @@ struct DaemonHealth {
 class Daemon {
  public:
   // Builds the daemon. `load` (a DcgmScraper or PromLoadSource) may be null (no telemetry:
-  // analytic-only, not degraded) and must outlive the daemon. Errors: NotFound (unknown
-  // policy), IO/Parse (journal), InvalidArgument (cluster).
+  // analytic-only, not degraded) and
+  // must outlive the daemon. `backend` runs what the daemon places (owned); null = the local
+  // executor when options.executor, else nothing runs tasks (an outside runner reports ends
+  // through Complete). Errors: NotFound (unknown policy), IO/Parse (journal),
+  // InvalidArgument (cluster).
   static Result<std::unique_ptr<Daemon>> Create(sched::Cluster cluster,
                                                 std::shared_ptr<const sched::LatencyOracle> oracle,
                                                 DaemonOptions options,
-                                                const telemetry::LoadSource* load);
+                                                const telemetry::LoadSource* load,
+                                                std::unique_ptr<Backend> backend = nullptr);
   ~Daemon();
   Daemon(const Daemon&) = delete;
   Daemon& operator=(const Daemon&) = delete;
 
-  // Recovers from the journal, then starts the scheduler thread (and executor). Errors: IO.
+  // Recovers from the journal, then starts the scheduler thread (and backend). Errors: IO.
   Status Start();
   void Stop();
 
@@ -181,7 +198,7 @@ class Daemon {
   std::optional<PlacementWhy> WhyOf(int64_t id) const;
   // Newest first, at most `limit`, optionally only one state.
   std::vector<TaskRecord> List(std::optional<TaskState> state, size_t limit) const;
-  // Cancels a queued, bound or running task (kills its process). NotFound for an unknown id;
+  // Cancels a queued, bound or running task (the backend stops it). NotFound for an unknown id;
   // InvalidArgument when it already ended.
   Result<TaskRecord> Cancel(int64_t id);
   // An outside runner reports the end of a running task. NotFound / InvalidArgument as Cancel.
@@ -192,6 +209,8 @@ class Daemon {
   Result<int> MarkGpuFailed(int gpu, const std::string& reason);
   Result<int> MarkNodeFailed(const std::string& node, const std::string& reason);
   Status RecoverGpu(int gpu);
+  // RecoverGpu for every failed GPU of `node`; returns how many came back. NotFound (node).
+  Result<int> RecoverNode(const std::string& node);
 
   std::vector<GpuView> Gpus() const;
   std::string MetricsText() const;
@@ -205,13 +224,21 @@ class Daemon {
   // OK when the oracle can price `task` on at least one GPU type of the cluster; otherwise the
   // oracle's error for the first type (e.g. NotFound: the model is not in the model directory).
   Status CheckPredictable(const sched::Task& task) const;
+  // The GPU with the earliest predicted completion of `spec` on the live state (the
+  // extender's criterion; PredictCompletion), without submitting anything. Errors: NotFound
+  // when no GPU can host it (unknown model, too little memory everywhere).
+  Result<Advice> Advise(const TaskSpec& spec) const;
   // Records a placement decided by kube-scheduler: a running task on the best GPU of `node`.
   // Idempotent by spec.key. Errors: NotFound (node), InvalidArgument (nothing fits there).
+  // The kubelet starts the pod; no backend launches it (a Kubernetes binder backend would,
+  // see backend.h).
   Result<TaskRecord> BindExternal(const TaskSpec& spec, const std::string& node);
 
   const sched::Cluster& cluster() const { return cluster_; }
   // The decision logger (DaemonOptions::logger; a null sink when none was given).
   std::shared_ptr<spdlog::logger> logger() const { return options_.logger; }
+  // The backend's name ("local", "slurm"), or "" when nothing runs tasks.
+  std::string backend_name() const { return backend_ ? backend_->Name() : ""; }
   const std::string& policy_name() const;
 
   // Runs one scheduling pass now, on the caller's thread (tests; the thread does the same).
@@ -221,7 +248,8 @@ class Daemon {
 
  private:
   Daemon(sched::Cluster cluster, std::shared_ptr<const sched::LatencyOracle> oracle,
-         DaemonOptions options, const telemetry::LoadSource* load, std::unique_ptr<TaskStore> store);
+         DaemonOptions options, const telemetry::LoadSource* load, std::unique_ptr<TaskStore> store,
+         std::unique_ptr<Backend> backend);
 
   // (-priority, -Policy::QueueKey, submitted_s, id): the policy's order within a priority
   // (hase: longest first with aging; arrival order for the others). Deterministic per record.
@@ -234,18 +262,23 @@ class Daemon {
   void PassLocked(double now);                       // requires mu_
   void RefreshGpusLocked(double now);                // requires mu_
   void PromoteLocked(int gpu, double now, std::vector<int64_t>& changed);  // requires mu_
-  void StartProcessesLocked(const std::vector<int64_t>& ids);              // requires mu_
+  void LaunchLocked(const std::vector<int64_t>& ids);                      // requires mu_
+  LaunchRequest LaunchRequestLocked(const TaskRecord& r) const;             // requires mu_
+  // Launches what LaunchLocked queued, releasing `lock` (on mu_) around Backend::Launch.
+  void LaunchPendingLocked(std::unique_lock<std::mutex>& lock);
   void RemoveFromGpuLocked(const TaskRecord& r);     // requires mu_
   void FinishLocked(TaskRecord& r, TaskState s, int exit_code, double now);  // requires mu_
   int RequeueGpuLocked(int gpu, const std::string& reason, double now,
                        std::vector<int64_t>& changed);  // requires mu_
+  void RequeueTaskLocked(TaskRecord& r, const std::string& reason);  // requires mu_
   // Writes `ids`; on failure records the error (Health) and keeps them for FlushUnsyncedLocked.
   Status PersistLocked(const std::vector<int64_t>& ids);  // requires mu_
   // Writes what a failed write left behind and starts their processes. Errors: IO.
   Status FlushUnsyncedLocked();  // requires mu_
   // Undoes this pass's placements of `ids` after their write failed: back to `before`.
   void RevertLocked(const std::map<int64_t, TaskRecord>& before);  // requires mu_
-  void OnExit(int64_t id, int attempt, int exit_code, double ended_s);
+  void OnEnd(int64_t id, int attempt, const TaskEnd& end);
+  void OnNode(const std::string& node, bool healthy, const std::string& reason);
   Result<sched::TaskProfile> ProfileOnLocked(const TaskRecord& r, int gpu) const;  // requires mu_
   sched::CycleState CycleForLocked(const sched::Task& t) const;                    // requires mu_
   bool ExecutesOn(int gpu) const;
@@ -269,7 +302,7 @@ class Daemon {
   const DaemonOptions options_;
   const telemetry::LoadSource* const load_;  // may be null
   const std::unique_ptr<TaskStore> store_;
-  std::unique_ptr<Executor> executor_;  // null unless options_.executor
+  const std::unique_ptr<Backend> backend_;  // may be null (nothing runs tasks)
   Metrics metrics_;
   const double epoch_s_;  // wall seconds at construction: scheduler time 0
 
@@ -297,6 +330,7 @@ class Daemon {
   };
   std::vector<LiveGpu> live_;                       // guarded by mu_, per GPU
   std::map<int64_t, PlacementWhy> why_;             // guarded by mu_, placed tasks
+  std::map<int64_t, LaunchRequest> pending_launches_;  // guarded by mu_: journalled running, not launched
   bool dirty_ = true;                               // guarded by mu_: a pass is due
   bool stop_ = false;                               // guarded by mu_
   std::thread thread_;

@@ -1,0 +1,111 @@
+// SlurmBackend: runs each placed task as a Slurm batch job pinned to the node and GPU type hase
+// chose, follows it to its end, cancels through scancel, and reports node health
+// (`hase serve --backend slurm`). Uses the Slurm CLI (sbatch, squeue, scontrol, scancel) via
+// fork/exec with argument vectors (run_argv.h): no task field reaches a shell except the
+// user's own command, which Slurm runs as the job script.
+//
+// Submission: sbatch --parsable --job-name=<prefix>-<task id>-<attempt> --nodelist=NODE
+//   --gres=gpu:TYPE:1 [--partition=P] [--output=DIR/<name>-%j.out] --wrap=<command>
+// with HASE_TASK_ID and HASE_ATTEMPT added to sbatch's environment (the job inherits it).
+// Slurm sets CUDA_VISIBLE_DEVICES / SLURM_JOB_GPUS to the GPU it picked among that node's GPUs
+// of the type (GRES cannot name one index; the index hase chose is a hint only).
+//
+// Exactly once across kill -9: the daemon journals the task as running before Launch; the job
+// name encodes (task id, attempt), so Recover finds a job the previous daemon submitted even
+// when it died before journalling the job id, and never submits it again. A job Slurm no
+// longer knows (finished more than MinJobAge seconds before the restart; no slurmdbd needed)
+// is reported ended with exit code -1.
+//
+// Following: one `squeue --me --states=all` per poll for every watched job; an ended job's
+// ExitCode and Reason come from `scontrol show job -o ID` (slurm_text.h maps states). Node
+// health: `scontrol show node -o` every node_poll_interval_s; a node turning DRAIN/DOWN/...
+// (SlurmNodeUsable) is reported unhealthy (the daemon re-places its tasks), and healthy again
+// when it returns.
+//
+// Thread-safety: as Backend. Slurm commands run outside the backend's lock.
+#pragma once
+
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "hase/service/backend.h"
+#include "hase/service/slurm_cluster.h"
+#include "hase/service/slurm_text.h"
+
+namespace hase::service {
+
+struct SlurmOptions {
+  // Affects behaviour.
+  std::string partition;            // --partition for sbatch and discovery; "" = Slurm's default
+  std::string job_prefix = "hase";  // job names are <prefix>-<task id>-<attempt>; one per hase instance
+  std::string output_dir;           // job stdout+stderr as DIR/<name>-%j.out (a path the nodes
+                                    // see); "" = Slurm's default (slurm-%j.out in hase's cwd)
+  std::string bin_dir;              // where sbatch etc. are; "" = PATH
+  double command_timeout_s = 10;    // any one Slurm command, s
+  // Affects performance.
+  double poll_interval_s = 0.5;       // job states, s (one squeue per poll while jobs run)
+  double node_poll_interval_s = 5;    // node health, s
+};
+
+// `scontrol show node -o`, parsed. Errors: IO (scontrol missing, failing or timing out, with
+// its stderr), Parse.
+Result<std::vector<SlurmNode>> ReadSlurmNodes(const SlurmOptions& options);
+
+class SlurmBackend final : public Backend {
+ public:
+  // `gres`: the Slurm GRES type for each (node, catalog type) the cluster has (slurm_cluster.h).
+  SlurmBackend(SlurmOptions options, SlurmGresMap gres);
+  ~SlurmBackend() override;
+  SlurmBackend(const SlurmBackend&) = delete;
+  SlurmBackend& operator=(const SlurmBackend&) = delete;
+
+  const char* Name() const override { return "slurm"; }
+  bool RunsOn(const sched::Gpu& gpu) const override;
+  Status Start(EndCallback on_end, NodeCallback on_node) override;
+  void Stop() override;
+  // Handle = the Slurm job id. Errors: InvalidArgument (no GRES type for that node and GPU
+  // type), IO (sbatch failed: its message).
+  Result<int64_t> Launch(const LaunchRequest& request) override;
+  std::vector<Result<Recovered>> Recover(const std::vector<LaunchRequest>& requests,
+                                         const std::vector<int64_t>& handles) override;
+  void Cancel(int64_t task_id, int attempt) override;
+  // "gpu:<gres type>:1", "" when the node has no such GPU.
+  std::string NativeResource(const std::string& node, const std::string& gpu_type) const override;
+
+  // <prefix>-<task id>-<attempt>.
+  std::string JobName(int64_t task_id, int attempt) const;
+  // The sbatch argument vector for `request` (tests check it holds no shell), and the
+  // variables added to sbatch's environment (the job inherits them).
+  Result<std::vector<std::string>> SbatchArgv(const LaunchRequest& request) const;
+  static std::vector<std::string> SbatchEnv(const LaunchRequest& request);
+
+ private:
+  std::string Cmd(const char* name) const;
+  Result<std::vector<SlurmJob>> Squeue() const;
+  // `scontrol show job -o ID` as Key → value; NotFound when slurmctld no longer knows it.
+  Result<std::map<std::string, std::string>> ShowJob(int64_t job_id) const;
+  // How job `job_id` (seen in `state`) ended, nullopt while it runs. Reads ExitCode/Reason.
+  std::optional<TaskEnd> EndOf(int64_t job_id, const std::string& state) const;
+  void Loop();
+  void PollJobs();
+  void PollNodes();
+
+  const SlurmOptions options_;
+  const SlurmGresMap gres_;
+  EndCallback on_end_;    // set once by Start, before the thread runs
+  NodeCallback on_node_;  // set once by Start
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::pair<int64_t, int>, int64_t> jobs_;  // guarded by mu_: (task, attempt) → job id
+  std::map<std::string, bool> node_usable_;          // guarded by mu_: last reported health
+  bool stop_ = false;                                // guarded by mu_
+  std::thread thread_;
+};
+
+}  // namespace hase::service

@@ -1,0 +1,191 @@
+// The daemon ↔ Backend seam (backend.h) with a scripted backend: what the daemon launches
+// (node, GPU type, attempt), how each kind of end changes the task, node health callbacks, and
+// recovery after a restart (never launched → launched; ended → recorded; running → followed).
+#include <chrono>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "hase/service/backend.h"
+#include "hase/service/daemon.h"
+#include "service_fixture.h"
+#include "testing.h"
+
+namespace hase::service {
+namespace {
+
+class FakeBackend final : public Backend {
+ public:
+  const char* Name() const override { return "fake"; }
+  bool RunsOn(const sched::Gpu&) const override { return true; }
+  Status Start(EndCallback on_end, NodeCallback on_node) override {
+    std::lock_guard<std::mutex> l(mu);
+    end = std::move(on_end);
+    node = std::move(on_node);
+    return Status::OK();
+  }
+  void Stop() override {}
+  Result<int64_t> Launch(const LaunchRequest& q) override {
+    std::lock_guard<std::mutex> l(mu);
+    launches.push_back(q);
+    return 1000 + static_cast<int64_t>(launches.size());
+  }
+  std::vector<Result<Recovered>> Recover(const std::vector<LaunchRequest>& qs,
+                                         const std::vector<int64_t>& handles) override {
+    std::lock_guard<std::mutex> l(mu);
+    std::vector<Result<Recovered>> out;
+    for (size_t i = 0; i < qs.size(); ++i) {
+      recovered_handles.push_back(handles[i]);
+      auto it = script.find(qs[i].task_id);
+      if (it == script.end()) {
+        out.push_back(Status::NotFound("never launched"));
+      } else {
+        out.push_back(it->second);
+      }
+    }
+    return out;
+  }
+  void Cancel(int64_t task_id, int attempt) override {
+    std::lock_guard<std::mutex> l(mu);
+    cancels.emplace_back(task_id, attempt);
+  }
+
+  std::mutex mu;
+  EndCallback end;
+  NodeCallback node;
+  std::vector<LaunchRequest> launches;
+  std::vector<std::pair<int64_t, int>> cancels;
+  std::map<int64_t, Recovered> script;  // Recover's answer per task id (absent: NotFound)
+  std::vector<int64_t> recovered_handles;
+};
+
+TaskSpec Command(const std::string& key) {
+  TaskSpec s;
+  s.model = "resnet50";
+  s.num_batches = 10;
+  s.key = key;
+  s.command = "run " + key;
+  return s;
+}
+
+std::unique_ptr<Daemon> Make(const std::string& dir, FakeBackend*& fake) {
+  DaemonOptions o;
+  o.state_dir = dir;
+  o.policy = "rr";
+  o.tick_s = 0.02;
+  o.store.synchronous_full = false;
+  auto b = std::make_unique<FakeBackend>();
+  fake = b.get();
+  auto d = Daemon::Create(hase::testing::SmallCluster(), hase::testing::SmallOracle(), o, nullptr, std::move(b));
+  EXPECT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_TRUE((*d)->Start().ok());
+  return std::move(*d);
+}
+
+// Bounded wait (2 s) for `pred`.
+template <typename F>
+bool WaitFor(F pred) {
+  for (int i = 0; i < 400; ++i) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return pred();
+}
+
+TEST(BackendSeam, LaunchesEndsNodesAndRecovery) {
+  const std::string dir = hase::testing::FreshDir("seam");
+  FakeBackend* fake = nullptr;
+  auto d = Make(dir, fake);
+  ASSERT_EQ(d->backend_name(), "fake");
+  std::vector<int64_t> ids;
+  for (int i = 0; i < 4; ++i) ids.push_back(d->Submit(Command("t" + std::to_string(i)))->record.id);
+  ASSERT_TRUE(WaitFor([&] {
+    for (int64_t id : ids) {
+      if (d->Get(id)->pid == 0) return false;
+    }
+    return true;
+  }));
+  {
+    std::lock_guard<std::mutex> l(fake->mu);
+    ASSERT_EQ(fake->launches.size(), 4u);
+    for (const LaunchRequest& q : fake->launches) {
+      const TaskRecord r = *d->Get(q.task_id);
+      EXPECT_EQ(q.attempt, 1);
+      EXPECT_EQ(q.node, r.node);
+      EXPECT_EQ(q.gpu_index, r.gpu_index);
+      EXPECT_EQ(q.gpu_type, d->cluster().types[d->cluster().gpus[r.gpu].type].name);
+      EXPECT_EQ(q.command, r.spec.command);
+      EXPECT_GT(r.pid, 1000);  // the handle Launch returned is journalled
+    }
+  }
+  // Each kind of end.
+  fake->end(ids[0], 1, TaskEnd{TaskEnd::Kind::kExited, 0, "", 1.8e9});
+  fake->end(ids[1], 1, TaskEnd{TaskEnd::Kind::kExited, 3, "Slurm job 7 FAILED (NonZeroExitCode)", 1.8e9});
+  fake->end(ids[2], 1, TaskEnd{TaskEnd::Kind::kCancelled, 143, "Slurm job 8 CANCELLED, cancelled outside hase", 1.8e9});
+  fake->end(ids[3], 1, TaskEnd{TaskEnd::Kind::kLost, -1, "Slurm job 9 NODE_FAIL", 1.8e9});
+  EXPECT_EQ(d->Get(ids[0])->state, TaskState::kSucceeded);
+  EXPECT_EQ(d->Get(ids[1])->state, TaskState::kFailed);
+  EXPECT_EQ(d->Get(ids[1])->exit_code, 3);
+  EXPECT_EQ(d->Get(ids[1])->reason, "Slurm job 7 FAILED (NonZeroExitCode)");
+  EXPECT_EQ(d->Get(ids[2])->state, TaskState::kCancelled);
+  // Lost: re-queued, then placed and launched again as attempt 2.
+  ASSERT_TRUE(WaitFor([&] { return d->Get(ids[3])->attempts == 2 && d->Get(ids[3])->pid > 0; }));
+  {
+    std::lock_guard<std::mutex> l(fake->mu);
+    EXPECT_EQ(fake->launches.back().task_id, ids[3]);
+    EXPECT_EQ(fake->launches.back().attempt, 2);
+  }
+  // A stale end (the old attempt) changes nothing.
+  fake->end(ids[3], 1, TaskEnd{TaskEnd::Kind::kExited, 0, "", 1.8e9});
+  EXPECT_EQ(d->Get(ids[3])->state, TaskState::kRunning);
+  // Cancel through the daemon reaches the backend with the attempt.
+  ASSERT_TRUE(d->Cancel(ids[3]).ok());
+  {
+    std::lock_guard<std::mutex> l(fake->mu);
+    ASSERT_FALSE(fake->cancels.empty());
+    EXPECT_EQ(fake->cancels.back(), std::make_pair(ids[3], 2));
+  }
+  // Node health from the backend.
+  fake->node("b", false, "Slurm node state IDLE+DRAIN");
+  for (const GpuView& g : d->Gpus()) EXPECT_EQ(g.failed, g.node == "b") << g.node;
+  fake->node("b", true, "Slurm node state IDLE");
+  for (const GpuView& g : d->Gpus()) EXPECT_FALSE(g.failed) << g.node;
+
+  // Restart with two tasks running: one the backend never launched, one that ended meanwhile.
+  const int64_t x = d->Submit(Command("x"))->record.id;
+  const int64_t y = d->Submit(Command("y"))->record.id;
+  ASSERT_TRUE(WaitFor([&] { return d->Get(x)->pid > 0 && d->Get(y)->pid > 0; }));
+  const int64_t y_handle = d->Get(y)->pid;
+  d.reset();
+  DaemonOptions o;
+  o.state_dir = dir;
+  o.policy = "rr";
+  o.tick_s = 0.02;
+  o.store.synchronous_full = false;
+  auto b = std::make_unique<FakeBackend>();
+  FakeBackend* fake2 = b.get();
+  Backend::Recovered ended;
+  ended.handle = y_handle;
+  ended.end = TaskEnd{TaskEnd::Kind::kExited, 0, "", 0};
+  fake2->script[y] = ended;
+  auto d2 = Daemon::Create(hase::testing::SmallCluster(), hase::testing::SmallOracle(), o, nullptr, std::move(b));
+  ASSERT_TRUE(d2.ok());
+  ASSERT_TRUE((*d2)->Start().ok());
+  EXPECT_EQ((*d2)->Get(y)->state, TaskState::kSucceeded);
+  EXPECT_GT((*d2)->Get(y)->ended_s, 0);  // the daemon's own time when the backend has none
+  ASSERT_TRUE(WaitFor([&] { return (*d2)->Get(x)->pid > 0; }));
+  {
+    std::lock_guard<std::mutex> l(fake2->mu);
+    ASSERT_EQ(fake2->launches.size(), 1u);  // x again (never launched), y not
+    EXPECT_EQ(fake2->launches[0].task_id, x);
+    EXPECT_EQ(fake2->launches[0].attempt, 1);
+    ASSERT_EQ(fake2->recovered_handles.size(), 2u);  // journalled handles handed to Recover
+  }
+  d2->reset();
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace hase::service

@@ -1,0 +1,223 @@
+// Slurm backend pieces without a Slurm: parsers over text captured from a real slurmctld
+// 22.05 (tests/data/service/slurm/, see its README), the inventory → cluster file, the sbatch
+// argument vector, and RunArgv.
+#include <gtest/gtest.h>
+
+#include "../telemetry/fixture.h"
+#include "hase/hw/gpu_catalog.h"
+#include "hase/sched/cluster_file.h"
+#include "hase/service/run_argv.h"
+#include "hase/service/slurm_backend.h"
+#include "hase/service/slurm_cluster.h"
+#include "hase/service/slurm_text.h"
+#include "testing.h"
+
+namespace hase::service {
+namespace {
+
+std::string Fixture(const std::string& name) {
+  return hase::testing::ReadFileForTest(hase::testing::SourceDir() + "/tests/data/service/slurm/" + name);
+}
+
+GpuTypeResolver Resolver(const GpuCatalog& catalog) {
+  return [&catalog](std::string_view name) -> std::optional<std::string> {
+    auto g = catalog.Find(name);
+    if (!g.ok()) return std::nullopt;
+    return (*g)->id;
+  };
+}
+
+TEST(SlurmText, RecordKeepsValuesWithSpaces) {
+  auto kv = ParseSlurmRecord("NodeName=t4-0 State=IDLE+DRAIN Reason=hase test [root@2026-12-02T03:11:34] X=1");
+  EXPECT_EQ(kv["NodeName"], "t4-0");
+  EXPECT_EQ(kv["State"], "IDLE+DRAIN");
+  EXPECT_EQ(kv["Reason"], "hase test [root@2026-12-02T03:11:34]");
+  EXPECT_EQ(kv["X"], "1");
+}
+
+TEST(SlurmText, GresForms) {
+  auto g = ParseGres("gpu:h100:1,gpu:l4:2(S:0-1)");
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  ASSERT_EQ(g->size(), 2u);
+  EXPECT_EQ((*g)[0].type, "h100");
+  EXPECT_EQ((*g)[0].count, 1);
+  EXPECT_EQ((*g)[1].type, "l4");
+  EXPECT_EQ((*g)[1].count, 2);
+  auto untyped = ParseGres("gpu:4");
+  ASSERT_TRUE(untyped.ok());
+  EXPECT_EQ((*untyped)[0].type, "");
+  EXPECT_EQ((*untyped)[0].count, 4);
+  EXPECT_TRUE(ParseGres("(null)")->empty());
+  EXPECT_TRUE(ParseGres("gpu:a100:x").status().IsParse());
+}
+
+TEST(SlurmText, NodesFromRealScontrol) {
+  auto nodes = ParseScontrolNodes(Fixture("scontrol_show_node.txt"));
+  ASSERT_TRUE(nodes.ok()) << nodes.status().ToString();
+  ASSERT_EQ(nodes->size(), 3u);
+  EXPECT_EQ((*nodes)[0].name, "a100-0");
+  EXPECT_EQ((*nodes)[0].state, "IDLE");
+  EXPECT_EQ((*nodes)[0].gres[0].type, "a100");
+  EXPECT_EQ((*nodes)[0].gres[0].count, 2);
+  EXPECT_EQ((*nodes)[1].name, "mix-0");
+  ASSERT_EQ((*nodes)[1].gres.size(), 2u);
+  EXPECT_EQ((*nodes)[2].name, "t4-0");
+  EXPECT_EQ((*nodes)[2].state, "IDLE+DRAIN");
+  EXPECT_EQ((*nodes)[2].reason, "hase test [root@2026-12-02T03:11:34]");
+  EXPECT_EQ((*nodes)[2].partitions, std::vector<std::string>{"gpu"});
+  EXPECT_TRUE(SlurmNodeUsable((*nodes)[0].state));
+  EXPECT_FALSE(SlurmNodeUsable((*nodes)[2].state));
+  EXPECT_TRUE(ParseScontrolNodes("State=IDLE Gres=gpu:a100:2\n").status().IsParse());
+}
+
+TEST(SlurmText, NodeStates) {
+  for (const char* ok : {"IDLE", "MIXED", "ALLOCATED", "COMPLETING", "IDLE+PLANNED", "ALLOCATED+COMPLETING"}) {
+    EXPECT_TRUE(SlurmNodeUsable(ok)) << ok;
+  }
+  for (const char* bad : {"DOWN", "DOWN+NOT_RESPONDING", "IDLE*", "MIXED+DRAIN", "ALLOCATED+DRAIN", "DRAINED",
+                          "IDLE+FAIL", "FUTURE", "IDLE+POWERED_DOWN", "IDLE+MAINTENANCE", "UNKNOWN", ""}) {
+    EXPECT_FALSE(SlurmNodeUsable(bad)) << bad;
+  }
+}
+
+TEST(SlurmText, SqueueAndJobEnds) {
+  auto jobs = ParseSqueue(Fixture("squeue.txt"));
+  ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
+  ASSERT_EQ(jobs->size(), 2u);
+  EXPECT_EQ((*jobs)[0].id, 2);
+  EXPECT_EQ((*jobs)[0].name, "hase-2-1");
+  EXPECT_EQ((*jobs)[0].state, "CANCELLED");
+  EXPECT_EQ((*jobs)[0].nodes, "a100-0");
+  EXPECT_EQ((*jobs)[1].id, 1);
+  EXPECT_EQ((*jobs)[1].state, "FAILED");
+  EXPECT_EQ((*jobs)[1].nodes, "mix-0");
+  EXPECT_TRUE(ParseSqueue("12|x|RUNNING\n").status().IsParse());
+  EXPECT_TRUE(ParseSqueue("12_3|x|RUNNING|n\n")->empty());  // array task: not hase's
+
+  // The FAILED job ran `exit 3`; the CANCELLED one was scancel'ed while it slept (signal 15).
+  auto failed = ParseSlurmRecord(Fixture("scontrol_show_job_failed.txt"));
+  EXPECT_EQ(failed["JobState"], "FAILED");
+  EXPECT_EQ(failed["TresPerNode"], "gres:gpu:l4:1");
+  auto e = SlurmJobEnd(failed["JobState"], failed["ExitCode"], failed["Reason"], 1);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->kind, TaskEnd::Kind::kExited);
+  EXPECT_EQ(e->exit_code, 3);
+  EXPECT_EQ(e->reason, "Slurm job 1 FAILED (NonZeroExitCode)");
+  auto cancelled = ParseSlurmRecord(Fixture("scontrol_show_job_cancelled.txt"));
+  e = SlurmJobEnd(cancelled["JobState"], cancelled["ExitCode"], cancelled["Reason"], 2);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->kind, TaskEnd::Kind::kCancelled);
+  EXPECT_EQ(e->exit_code, 128 + 15);
+
+  EXPECT_FALSE(SlurmJobEnd("PENDING", "", "", 3));
+  EXPECT_FALSE(SlurmJobEnd("RUNNING", "0:0", "", 3));
+  EXPECT_FALSE(SlurmJobEnd("COMPLETING", "0:0", "", 3));
+  EXPECT_EQ(SlurmJobEnd("COMPLETED", "0:0", "None", 3)->exit_code, 0);
+  EXPECT_EQ(SlurmJobEnd("COMPLETED", "0:0", "None", 3)->reason, "");
+  auto timeout = SlurmJobEnd("TIMEOUT", "0:15", "TimeLimit", 4);
+  EXPECT_EQ(timeout->kind, TaskEnd::Kind::kExited);
+  EXPECT_EQ(timeout->exit_code, 143);
+  EXPECT_EQ(SlurmJobEnd("OUT_OF_MEMORY", "0:0", "", 5)->exit_code, 1);  // never reads as success
+  EXPECT_EQ(SlurmJobEnd("NODE_FAIL", "0:0", "", 6)->kind, TaskEnd::Kind::kLost);
+  EXPECT_EQ(SlurmJobEnd("CANCELLED by 0", "0:15", "", 7)->kind, TaskEnd::Kind::kCancelled);
+  EXPECT_EQ(ParseSlurmExitCode("2:0"), 2);
+  EXPECT_EQ(ParseSlurmExitCode("0:9"), 137);
+  EXPECT_EQ(ParseSlurmExitCode("x"), -1);
+}
+
+TEST(SlurmCluster, InventoryFromRealNodesMapsGresToCatalogTypes) {
+  auto catalog = GpuCatalog::Load("");
+  ASSERT_TRUE(catalog.ok()) << catalog.status().ToString();
+  auto nodes = ParseScontrolNodes(Fixture("scontrol_show_node.txt"));
+  ASSERT_TRUE(nodes.ok());
+  auto inv = SlurmInventoryFromNodes(*nodes, "", {}, Resolver(*catalog));
+  ASSERT_TRUE(inv.ok()) << inv.status().ToString();
+  auto cluster = sched::ParseClusterYaml(inv->cluster_yaml, "slurm", *catalog);
+  ASSERT_TRUE(cluster.ok()) << cluster.status().ToString() << "\n" << inv->cluster_yaml;
+  ASSERT_EQ(cluster->gpus.size(), 9u);  // a100 ×2, h100 + l4 ×2, t4 ×4
+  std::map<std::string, int> by_type;
+  for (const sched::Gpu& g : cluster->gpus) {
+    ++by_type[g.node + "/" + cluster->types[g.type].name];
+    EXPECT_EQ(g.max_tasks, 1) << "Slurm GPU GRES are exclusive";
+  }
+  EXPECT_EQ(by_type["a100-0/A100-SXM4-40GB"], 2);
+  EXPECT_EQ(by_type["mix-0/H100-SXM5-80GB"], 1);
+  EXPECT_EQ(by_type["mix-0/L4"], 2);
+  EXPECT_EQ(by_type["t4-0/T4"], 4);
+  EXPECT_EQ(inv->gres.at({"mix-0", "L4"}), "l4");
+  auto gres = MatchClusterToSlurm(*cluster, *inv);
+  ASSERT_TRUE(gres.ok());
+  EXPECT_EQ(gres->size(), 4u);
+
+  // Overrides: a100 GRES are 80 GB parts at this site.
+  auto over = SlurmInventoryFromNodes(*nodes, "", {{"a100", "A100-SXM4-80GB"}}, Resolver(*catalog));
+  ASSERT_TRUE(over.ok());
+  EXPECT_EQ(over->gres.at({"a100-0", "A100-SXM4-80GB"}), "a100");
+  // Unknown GRES type: NotFound with the flag in the hint.
+  SlurmNode odd{"x-0", "IDLE", {{"gpu", "mystery9", 2}}, {"gpu"}, ""};
+  auto bad = SlurmInventoryFromNodes({odd}, "", {}, Resolver(*catalog));
+  EXPECT_TRUE(bad.status().IsNotFound());
+  EXPECT_NE(bad.status().hint().find("--slurm-gres-type mystery9="), std::string::npos);
+  // Untyped GRES and other partitions.
+  SlurmNode untyped{"u-0", "IDLE", {{"gpu", "", 2}}, {"gpu"}, ""};
+  EXPECT_TRUE(SlurmInventoryFromNodes({untyped}, "", {}, Resolver(*catalog)).status().IsInvalidArgument());
+  EXPECT_TRUE(SlurmInventoryFromNodes(*nodes, "cpu", {}, Resolver(*catalog)).status().IsInvalidArgument());
+
+  // A --config cluster file must name GPUs Slurm offers.
+  auto file = sched::ParseClusterYaml("nodes:\n  - name: t4-0\n    gpus:\n      - {type: A100-SXM4-40GB, count: 1}\n",
+                                      "cluster.yaml", *catalog);
+  ASSERT_TRUE(file.ok());
+  auto mismatch = MatchClusterToSlurm(*file, *inv);
+  EXPECT_TRUE(mismatch.status().IsNotFound());
+  EXPECT_NE(mismatch.status().hint().find("T4 (gpu:t4)"), std::string::npos) << mismatch.status().hint();
+}
+
+TEST(SlurmBackend, SbatchArgvPinsNodeAndGresAndNeverUsesAShell) {
+  SlurmOptions o;
+  o.partition = "gpu";
+  o.output_dir = "/var/log/hase";
+  SlurmBackend b(o, {{{"mix-0", "L4"}, "l4"}});
+  LaunchRequest q{42, 3, "echo '$(rm -rf /)'; exit 1", "mix-0", 1, "L4"};
+  auto argv = b.SbatchArgv(q);
+  ASSERT_TRUE(argv.ok()) << argv.status().ToString();
+  const std::vector<std::string> want = {"sbatch",
+                                         "--parsable",
+                                         "--job-name=hase-42-3",
+                                         "--nodelist=mix-0",
+                                         "--gres=gpu:l4:1",
+                                         "--partition=gpu",
+                                         "--output=/var/log/hase/hase-42-3-%j.out",
+                                         "--wrap=echo '$(rm -rf /)'; exit 1"};
+  EXPECT_EQ(*argv, want);
+  EXPECT_EQ(SlurmBackend::SbatchEnv(q), (std::vector<std::string>{"HASE_TASK_ID=42", "HASE_ATTEMPT=3"}));
+  EXPECT_EQ(b.NativeResource("mix-0", "L4"), "gpu:l4:1");
+  sched::Gpu on_mix{0, "mix-0", 1, 0, 1, 1}, elsewhere{1, "zzz", 0, 0, 1, 1};
+  EXPECT_TRUE(b.RunsOn(on_mix));
+  EXPECT_FALSE(b.RunsOn(elsewhere));
+  q.gpu_type = "T4";
+  EXPECT_TRUE(b.SbatchArgv(q).status().IsInvalidArgument());
+}
+
+TEST(RunArgv, CapturesOutputExitCodeAndTimesOut) {
+  auto r = RunArgv({"sh", "-c", "echo out; echo err >&2; exit 7"}, 5);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->exit_code, 7);
+  EXPECT_EQ(r->out, "out\n");
+  EXPECT_EQ(r->err, "err\n");
+  auto env = RunArgv({"sh", "-c", "echo $HASE_X $HOME"}, 5, {"HASE_X=1", "HOME=/h"});
+  ASSERT_TRUE(env.ok());
+  EXPECT_EQ(env->out, "1 /h\n");
+  auto literal = RunArgv({"echo", "$(id)", ";", "x"}, 5);  // no shell: printed as given
+  ASSERT_TRUE(literal.ok());
+  EXPECT_EQ(literal->out, "$(id) ; x\n");
+  auto missing = RunArgv({"/nonexistent/sbatch"}, 5);
+  EXPECT_TRUE(missing.status().IsIO());
+  EXPECT_NE(missing.status().message().find("cannot run /nonexistent/sbatch"), std::string::npos);
+  auto slow = RunArgv({"sleep", "5"}, 0.2);
+  EXPECT_TRUE(slow.status().IsIO());
+  EXPECT_NE(slow.status().message().find("timed out"), std::string::npos);
+  EXPECT_TRUE(RunArgv({}, 1).status().IsInvalidArgument());
+}
+
+}  // namespace
+}  // namespace hase::service
