@@ -472,7 +472,8 @@ Result<LoadedGraph> LoadOnnxGraph(const std::string& path, const LoadOptions& op
                                    "given; " + out.warnings.front());
   }
   // Dims bound: resolve Reshape targets computed from shapes (shape_values.h) and carry them on.
-  for (int round = 0; round < 8 && ResolveShapeComputedDims(&model) > 0; ++round) {
+  // One round per dependent step (a Reshape whose dims feed the next Shape): ViT-B/16 needs 13.
+  for (int round = 0; round < 64 && ResolveShapeComputedDims(&model) > 0; ++round) {
     onnx::ShapeInferenceOptions opts(/*check_type=*/false, /*error_mode=*/1,
                                      /*enable_data_propagation=*/true);
     HASE_RETURN_IF_ERROR(CallOnnx("ONNX shape inference failed", path, [&] {

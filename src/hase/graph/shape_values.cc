@@ -63,9 +63,23 @@ std::optional<Ints> Arith(const std::string& op, const Ints& a, const Ints& b) {
     else if (op == "Sub") out[i] = x - y;
     else if (op == "Mul") out[i] = x * y;
     else if (y == 0) return std::nullopt;
+    else if (op == "Mod") out[i] = ((x % y) + y) % y;  // fmod = 0: the divisor's sign (y > 0)
     else out[i] = x / y;  // Div on int64: truncation, as ONNX Runtime's integer Div
   }
   return out;
+}
+
+// Numpy broadcast of two shapes, or nullopt.
+std::optional<Ints> Broadcast(const Ints& a, const Ints& b) {
+  const size_t rank = std::max(a.size(), b.size());
+  Ints d(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t x = i + a.size() >= rank ? a[i + a.size() - rank] : 1;
+    const int64_t y = i + b.size() >= rank ? b[i + b.size() - rank] : 1;
+    if (x != y && x != 1 && y != 1) return std::nullopt;
+    d[i] = x == 1 ? y : x;
+  }
+  return d;
 }
 
 }  // namespace
@@ -157,8 +171,35 @@ int ResolveShapeComputedDims(onnx::ModelProto* model) {
         }
         if (!o.empty()) values[out] = o;
       }
-    } else if (op == "Unsqueeze" || op == "Squeeze" || op == "Cast" || op == "Identity") {
+    } else if (op == "Unsqueeze" || op == "Squeeze" || op == "Cast" || op == "Identity" ||
+               (op == "Reshape" && val(n, 0))) {
       if (const Ints* v = val(n, 0)) values[out] = *v;
+      if (op == "Reshape") continue;  // its shape is resolved below only for activations
+    } else if (op == "Equal") {
+      const Ints* a = val(n, 0);
+      const Ints* b = val(n, 1);
+      if (a && b && (a->size() == b->size() || a->size() == 1 || b->size() == 1)) {
+        Ints o(std::max(a->size(), b->size()));
+        for (size_t i = 0; i < o.size(); ++i) {
+          o[i] = (*a)[a->size() == 1 ? 0 : i] == (*b)[b->size() == 1 ? 0 : i];
+        }
+        values[out] = o;
+      }
+    } else if (op == "Where") {
+      const Ints* c = val(n, 0);
+      const Ints* a = val(n, 1);
+      const Ints* b = val(n, 2);
+      if (c && a && b) {
+        const size_t len = std::max({c->size(), a->size(), b->size()});
+        Ints o(len);
+        bool ok = true;
+        for (const Ints* v : {c, a, b}) ok = ok && (v->size() == len || v->size() == 1);
+        for (size_t i = 0; ok && i < len; ++i) {
+          auto at = [&](const Ints* v) { return (*v)[v->size() == 1 ? 0 : i]; };
+          o[i] = at(c) ? at(a) : at(b);
+        }
+        if (ok) values[out] = o;
+      }
     } else if (op == "Concat") {
       Ints o;
       bool all = true;
@@ -168,7 +209,8 @@ int ResolveShapeComputedDims(onnx::ModelProto* model) {
         if (all) o.insert(o.end(), v->begin(), v->end());
       }
       if (all) values[out] = o;
-    } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
+    } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" ||
+               (op == "Mod" && IntAttr(n, "fmod", 0) == 0)) {
       const Ints* a = val(n, 0);
       const Ints* b = val(n, 1);
       if (a && b) {
@@ -232,13 +274,167 @@ int ResolveShapeComputedDims(onnx::ModelProto* model) {
         }
         if (ok) resolve(out, d, types.count(n.input(0)) ? types[n.input(0)] : 1);
       }
-    } else if (op == "ConstantOfShape" && !dims.count(out)) {
+    } else if (op == "ConstantOfShape") {
       if (const Ints* t = val(n, 0)) {
         int32_t et = onnx::TensorProto::FLOAT;
+        std::optional<Ints> fill;
         for (const auto& a : n.attribute()) {
-          if (a.name() == "value" && a.has_t()) et = a.t().data_type();
+          if (a.name() == "value" && a.has_t()) {
+            et = a.t().data_type();
+            fill = TensorInts(a.t());
+          }
         }
-        resolve(out, *t, et);
+        int64_t count = 1;
+        for (int64_t d : *t) count *= d;
+        if (fill && fill->size() == 1 && count >= 0 && count <= 64) {
+          values[out] = Ints(static_cast<size_t>(count), (*fill)[0]);
+        }
+        if (!dims.count(out)) resolve(out, *t, et);
+      }
+    } else if (op == "Pad" && !dims.count(out)) {
+      const Ints* x = shape_of(n.input(0));
+      const Ints* pads = val(n, 1);
+      if (x && pads && pads->size() == 2 * x->size() && n.input_size() <= 3) {
+        Ints d = *x;
+        for (size_t i = 0; i < d.size(); ++i) d[i] += (*pads)[i] + (*pads)[i + d.size()];
+        resolve(out, d, types.count(n.input(0)) ? types[n.input(0)] : 1);
+      }
+    }
+    // Carry resolved dims through the ops that sit between one computed Reshape and the next
+    // Shape in attention blocks, so that one round resolves a whole chain instead of one step
+    // per shape-inference re-run.
+    if (!dims.count(out) && n.input_size() > 0 && shape_of(n.input(0))) {
+      const Ints& x = *shape_of(n.input(0));
+      const int32_t et = types.count(n.input(0)) ? types[n.input(0)] : 1;
+      static const char* kUnary[] = {"Softmax", "Erf", "Sqrt", "Relu", "Sigmoid", "Tanh",
+                                     "Identity", "Dropout", "Neg", "Exp", "LayerNormalization"};
+      if (std::find(std::begin(kUnary), std::end(kUnary), op) != std::end(kUnary)) {
+        resolve(out, x, et);
+      } else if (op == "Transpose") {
+        Ints perm;
+        for (const auto& a : n.attribute()) {
+          if (a.name() == "perm") perm.assign(a.ints().begin(), a.ints().end());
+        }
+        if (perm.empty()) {
+          for (size_t i = x.size(); i-- > 0;) perm.push_back(static_cast<int64_t>(i));
+        }
+        if (perm.size() == x.size()) {
+          Ints d;
+          for (int64_t p : perm) d.push_back(x[p]);
+          resolve(out, d, et);
+        }
+      } else if ((op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow") &&
+                 n.input_size() == 2 && shape_of(n.input(1))) {
+        if (auto d = Broadcast(x, *shape_of(n.input(1)))) resolve(out, *d, et);
+      } else if ((op == "Unsqueeze" || op == "Squeeze") && !values.count(out)) {
+        Ints axes;
+        for (const auto& a : n.attribute()) {
+          if (a.name() == "axes") axes.assign(a.ints().begin(), a.ints().end());
+        }
+        if (const Ints* a = val(n, 1)) axes = *a;
+        const int64_t out_rank = static_cast<int64_t>(x.size()) +
+                                 (op == "Unsqueeze" ? 1 : -1) * static_cast<int64_t>(axes.size());
+        Ints d;
+        bool ok = !axes.empty();
+        for (int64_t& a : axes) a = a < 0 ? a + (op == "Unsqueeze" ? out_rank : static_cast<int64_t>(x.size())) : a;
+        if (ok && op == "Unsqueeze") {
+          size_t j = 0;
+          for (int64_t i = 0; i < out_rank && ok; ++i) {
+            if (std::find(axes.begin(), axes.end(), i) != axes.end()) {
+              d.push_back(1);
+            } else {
+              ok = j < x.size();
+              if (ok) d.push_back(x[j++]);
+            }
+          }
+        } else if (ok) {
+          for (int64_t i = 0; i < static_cast<int64_t>(x.size()); ++i) {
+            if (std::find(axes.begin(), axes.end(), i) == axes.end()) d.push_back(x[i]);
+          }
+        }
+        if (ok && static_cast<int64_t>(d.size()) == out_rank) resolve(out, d, et);
+      } else if (op == "Gather" && !values.count(out) && n.input_size() == 2 &&
+                 shape_of(n.input(1))) {
+        int64_t axis = IntAttr(n, "axis", 0);
+        if (axis < 0) axis += static_cast<int64_t>(x.size());
+        if (axis >= 0 && axis < static_cast<int64_t>(x.size())) {
+          Ints d(x.begin(), x.begin() + axis);
+          const Ints& idx = *shape_of(n.input(1));
+          d.insert(d.end(), idx.begin(), idx.end());
+          d.insert(d.end(), x.begin() + axis + 1, x.end());
+          resolve(out, d, et);
+        }
+      } else if (op == "Concat" && !values.count(out)) {
+        int64_t axis = IntAttr(n, "axis", 0);
+        if (axis < 0) axis += static_cast<int64_t>(x.size());
+        Ints d = x;
+        bool ok = axis >= 0 && axis < static_cast<int64_t>(x.size());
+        for (int i = 1; i < n.input_size() && ok; ++i) {
+          const Ints* y = shape_of(n.input(i));
+          ok = y && y->size() == x.size();
+          if (ok) d[axis] += (*y)[axis];
+        }
+        if (ok) resolve(out, d, et);
+      } else if (op == "Gemm" && n.input_size() >= 2 && shape_of(n.input(1)) && x.size() == 2) {
+        const Ints& w = *shape_of(n.input(1));
+        if (w.size() == 2) {
+          const int64_t m = IntAttr(n, "transA", 0) ? x[1] : x[0];
+          const int64_t cols = IntAttr(n, "transB", 0) ? w[0] : w[1];
+          resolve(out, {m, cols}, et);
+        }
+      } else if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax") {
+        Ints axes;
+        for (const auto& a : n.attribute()) {
+          if (a.name() == "axes") axes.assign(a.ints().begin(), a.ints().end());
+        }
+        if (!axes.empty() && n.input_size() == 1) {
+          const bool keep = IntAttr(n, "keepdims", 1) != 0;
+          for (int64_t& a : axes) a = a < 0 ? a + static_cast<int64_t>(x.size()) : a;
+          Ints d;
+          for (int64_t i = 0; i < static_cast<int64_t>(x.size()); ++i) {
+            const bool reduced = std::find(axes.begin(), axes.end(), i) != axes.end();
+            if (!reduced) d.push_back(x[i]);
+            else if (keep) d.push_back(1);
+          }
+          resolve(out, d, et);
+        }
+      } else if (op == "MatMul" && n.input_size() == 2 && shape_of(n.input(1))) {
+        const Ints& y = *shape_of(n.input(1));
+        if (x.size() >= 2 && y.size() >= 2 && x.back() == y[y.size() - 2]) {
+          auto batch = Broadcast(Ints(x.begin(), x.end() - 2), Ints(y.begin(), y.end() - 2));
+          if (batch) {
+            batch->push_back(x[x.size() - 2]);
+            batch->push_back(y.back());
+            resolve(out, *batch, et);
+          }
+        }
+      }
+    }
+    if (op == "Slice" && !dims.count(out) && !values.count(out)) {
+      // An activation sliced with computed starts/ends (Swin's roll and window padding).
+      const Ints* x = shape_of(n.input(0));
+      const Ints* starts = val(n, 1);
+      const Ints* ends = val(n, 2);
+      const Ints* axes = val(n, 3);
+      const Ints* steps = val(n, 4);
+      if (x && starts && ends && starts->size() == ends->size()) {
+        Ints d = *x;
+        bool ok = true;
+        for (size_t i = 0; i < starts->size() && ok; ++i) {
+          int64_t axis = axes ? (i < axes->size() ? (*axes)[i] : -1000) : static_cast<int64_t>(i);
+          if (axis < 0) axis += static_cast<int64_t>(d.size());
+          const int64_t step = steps && i < steps->size() ? (*steps)[i] : 1;
+          ok = axis >= 0 && axis < static_cast<int64_t>(d.size()) && step == 1;
+          if (!ok) break;
+          const int64_t size = d[axis];
+          int64_t b = (*starts)[i], e = (*ends)[i];
+          if (b < 0) b += size;
+          if (e < 0) e += size;
+          b = std::clamp<int64_t>(b, 0, size);
+          e = std::clamp<int64_t>(e, b, size);
+          d[axis] = e - b;
+        }
+        if (ok) resolve(out, d, types.count(n.input(0)) ? types[n.input(0)] : 1);
       }
     }
   }

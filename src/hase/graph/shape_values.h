@@ -4,8 +4,11 @@
 //
 // ONNX 1.12's shape inference (data propagation) leaves such outputs unknown; hase evaluates
 // the small int64 tensors itself: Shape (incl. opset-15 start/end), Size, Gather (axis 0),
-// Unsqueeze, Squeeze, Concat, Cast, Identity, Slice (1-D, axis 0), Add/Sub/Mul/Div,
-// constant initializers and Constant nodes. Each resolved output is written to the graph's
+// Unsqueeze, Squeeze, Concat, Cast, Identity, Reshape, Slice (1-D, axis 0), Add/Sub/Mul/Div/Mod,
+// Equal, Where, ConstantOfShape (≤ 64 elements), constant initializers and Constant nodes; and
+// resolves the dims of Reshape, Expand, ConstantOfShape, Pad and Slice outputs whose target,
+// pads or starts/ends are such values (torch's expand(n, -1, -1), Swin's window padding and
+// roll). Each resolved output is written to the graph's
 // value_info with the consumer's element type, so that a re-run of shape inference carries the
 // dims downstream. Values that stay unknown are left alone (the loader then reports them).
 #pragma once
@@ -14,8 +17,8 @@
 
 namespace hase::graph {
 
-// Adds value_info for every Reshape/Expand/ConstantOfShape output whose dims were unknown and
-// are now computable. Returns how many were added (0 = nothing to do).
+// Adds value_info for every Reshape/Expand/ConstantOfShape/Pad/Slice output whose dims were
+// unknown and are now computable. Returns how many were added (0 = nothing to do).
 int ResolveShapeComputedDims(onnx::ModelProto* model);
 
 }  // namespace hase::graph
