@@ -351,3 +351,76 @@ TEST(OnnxLoaderHostile, HugeBatchIsRefusedWithTheTensor) {
 
 }  // namespace
 }  // namespace hase::graph
+
+namespace hase::graph {
+namespace {
+
+// Issue 12, C08/C09: invalid models ORT rejects get one clear error instead of a prediction.
+TEST(OnnxLoaderInvalid, ResizeWithBothScalesAndSizes) {
+  ModelBuilder b;
+  b.Input("x", {"N", "3", "8", "8"}).FloatConst("scales", {4}, {1, 1, 2, 2});
+  b.Int64Const("sizes", {1, 3, 16, 16});
+  b.Node("Resize", {"x", "", "scales", "sizes"}, {"y"});
+  b.Output("y");
+  auto g = LoadOnnxGraph(b.Write("resize_both.onnx"), {});
+  ASSERT_FALSE(g.ok());
+  EXPECT_TRUE(g.status().IsInvalidArgument());
+  EXPECT_NE(g.status().ToString().find("Resize has both 'scales' and 'sizes' inputs"),
+            std::string::npos) << g.status().ToString();
+
+  // An empty scales tensor next to sizes (what exporters write) is fine.
+  ModelBuilder ok;
+  ok.Input("x", {"N", "3", "8", "8"}).FloatConst("scales", {0}, {});
+  ok.Int64Const("sizes", {1, 3, 16, 16});
+  ok.Node("Resize", {"x", "", "scales", "sizes"}, {"y"});
+  ok.Output("y");
+  EXPECT_TRUE(LoadOnnxGraph(ok.Write("resize_sizes.onnx"), {}).ok());
+}
+
+TEST(OnnxLoaderInvalid, UpsampleScaleBelowOne) {
+  ModelBuilder b(9);
+  b.Input("x", {"N", "3", "8", "8"}).FloatConst("scales", {4}, {1, 1, 0.5f, 0.5f});
+  b.Node("Upsample", {"x", "scales"}, {"y"});
+  b.Output("y");
+  auto g = LoadOnnxGraph(b.Write("upsample_half.onnx"), {});
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.status().ToString().find("Upsample scale 0.5 on dim 2 is below 1"),
+            std::string::npos) << g.status().ToString();
+  ModelBuilder up(9);
+  up.Input("x", {"N", "3", "8", "8"}).FloatConst("scales", {4}, {1, 1, 2, 2});
+  up.Node("Upsample", {"x", "scales"}, {"y"});
+  up.Output("y");
+  EXPECT_TRUE(LoadOnnxGraph(up.Write("upsample_2x.onnx"), {}).ok());
+}
+
+// External data: an absent file is the zoo's design; a present file too short is an error.
+TEST(OnnxLoaderInvalid, ExternalDataPastTheEndOfAPresentFile) {
+  ModelBuilder b = ConvRelu();
+  onnx::ModelProto m = b.model();
+  for (auto& t : *m.mutable_graph()->mutable_initializer()) {
+    if (t.name() != "w") continue;
+    t.clear_raw_data();
+    t.set_data_location(onnx::TensorProto::EXTERNAL);
+    for (auto [k, v] : {std::pair<const char*, const char*>{"location", "short_weights.bin"},
+                        {"offset", "64"}, {"length", "432"}}) {
+      auto* e = t.add_external_data();
+      e->set_key(k);
+      e->set_value(v);
+    }
+  }
+  const std::string path = hase::testing::WriteFile("short_external.onnx", m.SerializeAsString());
+  std::filesystem::remove(hase::testing::TestTempDir() + "/short_weights.bin");
+  EXPECT_TRUE(LoadOnnxGraph(path, {}).ok());  // absent: fine
+  hase::testing::WriteFile("short_weights.bin", std::string(400, '\0'));
+  auto g = LoadOnnxGraph(path, {});
+  ASSERT_FALSE(g.ok());
+  EXPECT_TRUE(g.status().IsParse());
+  EXPECT_NE(g.status().ToString().find("initializer 'w' points at bytes 64..496 of "
+                                       "'short_weights.bin', which has only 400 bytes"),
+            std::string::npos) << g.status().ToString();
+  hase::testing::WriteFile("short_weights.bin", std::string(496, '\0'));
+  EXPECT_TRUE(LoadOnnxGraph(path, {}).ok());  // long enough
+}
+
+}  // namespace
+}  // namespace hase::graph

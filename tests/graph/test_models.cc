@@ -43,10 +43,11 @@ ModelBuilder& ModelBuilder::Output(const std::string& name, int32_t elem_type) {
 }
 
 ModelBuilder& ModelBuilder::Weight(const std::string& name, const std::vector<int64_t>& dims,
-                                   bool external) {
+                                   bool external, int32_t elem_type) {
   auto* t = m_.mutable_graph()->add_initializer();
   t->set_name(name);
-  t->set_data_type(onnx::TensorProto::FLOAT);
+  t->set_data_type(elem_type);
+  const int64_t width = elem_type == onnx::TensorProto::FLOAT16 ? 2 : 4;
   int64_t n = 1;
   for (int64_t d : dims) {
     t->add_dims(d);
@@ -59,9 +60,9 @@ ModelBuilder& ModelBuilder::Weight(const std::string& name, const std::vector<in
     e->set_value("absent_weights.bin");
     e = t->add_external_data();
     e->set_key("length");
-    e->set_value(std::to_string(n * 4));
+    e->set_value(std::to_string(n * width));
   } else {
-    t->set_raw_data(std::string(static_cast<size_t>(n) * 4, '\0'));
+    t->set_raw_data(std::string(static_cast<size_t>(n * width), '\0'));
   }
   return *this;
 }
@@ -82,6 +83,14 @@ ModelBuilder& ModelBuilder::Int64Const(const std::string& name, const std::vecto
   t->set_data_type(onnx::TensorProto::INT64);
   t->add_dims(static_cast<int64_t>(values.size()));
   for (int64_t v : values) t->add_int64_data(v);
+  return *this;
+}
+
+ModelBuilder& ModelBuilder::Int64Scalar(const std::string& name, int64_t value) {
+  auto* t = m_.mutable_graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::INT64);
+  t->add_int64_data(value);
   return *this;
 }
 

@@ -19,11 +19,14 @@ class ModelBuilder {
   ModelBuilder& Output(const std::string& name, int32_t elem_type = 1);
   // Float initializer of `dims`, data embedded (zeros) unless `external` (then an external-data
   // reference to a file that does not exist).
+  // `elem_type`: 1 float (4 bytes) or 10 float16 (2 bytes); zeros either way.
   ModelBuilder& Weight(const std::string& name, const std::vector<int64_t>& dims,
-                       bool external = false);
+                       bool external = false, int32_t elem_type = 1);
   ModelBuilder& FloatConst(const std::string& name, const std::vector<int64_t>& dims,
                            const std::vector<float>& values);
   ModelBuilder& Int64Const(const std::string& name, const std::vector<int64_t>& values);
+  // A rank-0 int64 initializer (Gather indices that drop the axis).
+  ModelBuilder& Int64Scalar(const std::string& name, int64_t value);
   // Adds a node; returns it for attributes (valid until the next Node call).
   onnx::NodeProto* Node(const std::string& op, const std::vector<std::string>& inputs,
                         const std::vector<std::string>& outputs, const std::string& domain = "");

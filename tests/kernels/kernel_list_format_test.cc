@@ -71,7 +71,7 @@ TEST(KernelsCsv, HeaderAndQuotedFusedType) {
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "index,type,op_type,family,source_nodes,input_shapes,output_shapes,kernel_shape,"
             "strides,pads,dilations,group,macs,flops,activation_bytes_read,weight_bytes_read,"
-            "bytes_written,parameters,view_only");
+            "bytes_written,parameters,view_only,cpu_placed");
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 25);
   EXPECT_NE(csv.find(",\"FusedConv(Add,Relu)\",FusedConv,conv,"), std::string::npos);
 }

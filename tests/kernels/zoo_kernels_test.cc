@@ -87,6 +87,9 @@ TEST(ZooTotals, MacsAndParametersMatchPublishedWithin1Percent) {
   const Published kPublished[] = {
       {"resnet18", 1.81, 0},       {"resnet50", 4.09, 25.6},   {"vgg16", 15.47, 138.4},
       {"densenet121", 2.83, 8.0},  {"mobilenet_v2", 0.30, 3.5}, {"mobilenet_v3_large", 0.22, 0},
+      // torchvision 0.14 model docs (issue 12's zoo growth).
+      {"efficientnet_b0", 0.39, 5.29}, {"regnet_y_400mf", 0.40, 4.34},
+      {"resnext50_32x4d", 4.23, 25.03},
   };
   for (const auto& p : kPublished) {
     if (!std::filesystem::exists(Zoo(p.model))) {
@@ -119,6 +122,20 @@ TEST(ZooTotals, FoldedCountsOfTheExports) {
     const KernelList l = Build(p.model);
     EXPECT_NEAR(l.total_macs() / 1e9, p.gmacs, 0.0015) << p.model;
     EXPECT_NEAR(l.total_parameters() / 1e6, p.mparams, 0.01 * p.mparams) << p.model;
+  }
+}
+
+// tools/export_zoo.py's ViewFlattenCnn, counted by hand in its docstring; x.view(x.size(0), -1)
+// with a dynamic batch, so the Gemm's input dims are known only once the batch is bound.
+TEST(ZooTotals, ViewFlattenCnnByHand) {
+  for (int64_t batch : {1, 8}) {
+    const KernelList l = Build("view_flatten_cnn", {.batch = batch});
+    EXPECT_EQ(l.total_macs(), batch * 80482304.0);
+    EXPECT_EQ(l.total_parameters(), 1008618);
+    EXPECT_EQ(l.batch_validity, "valid at any batch size");
+    ASSERT_EQ(l.kernels.size(), 6u);
+    EXPECT_EQ(l.kernels[4].type, "Reshape");
+    EXPECT_EQ(l.kernels[4].outputs[0].shape, (std::vector<int64_t>{batch, 100352}));
   }
 }
 

@@ -41,6 +41,9 @@ TEST(PredictModel, SumsKernelsDispatchSyncAndTransfer) {
   Kernel view = K(2, KernelFamily::kDataMovement, 0, 0);
   view.view_only = true;
   kl.kernels.push_back(view);
+  Kernel shape = K(3, KernelFamily::kDataMovement, 0, 64);  // host-placed shape arithmetic
+  shape.cpu_placed = true;
+  kl.kernels.push_back(shape);
 
   FixedEstimator fixed;
   PredictOptions opt;
@@ -53,7 +56,7 @@ TEST(PredictModel, SumsKernelsDispatchSyncAndTransfer) {
   opt.profile = prof;
   auto m = PredictModel(kl, t4, LoadSnapshot::Idle(), opt);
   ASSERT_TRUE(m.ok()) << m.status().ToString();
-  ASSERT_EQ(m->kernels.size(), 3u);
+  ASSERT_EQ(m->kernels.size(), 4u);
   const double h2d = 4816896.0 / 1e7;
   EXPECT_EQ(m->kernels[0].estimator, "fixed");
   // The GPU waits 0.01 ms for the first launch, then runs the 1 ms conv; the host issues the
@@ -63,6 +66,8 @@ TEST(PredictModel, SumsKernelsDispatchSyncAndTransfer) {
   EXPECT_NEAR(m->kernels[1].effective_ms, m->kernels[1].device_ms, 1e-12);
   EXPECT_DOUBLE_EQ(m->kernels[2].effective_ms, 0.0);   // view: no launch, not estimated
   EXPECT_EQ(m->kernels[2].estimator, "none (view)");
+  EXPECT_DOUBLE_EQ(m->kernels[3].effective_ms, 0.0);   // cpu_placed: on the host, no GPU time
+  EXPECT_EQ(m->kernels[3].estimator, "none (cpu)");
   EXPECT_EQ(m->fallback_kernels, 1);
   EXPECT_NEAR(m->transfer_ms, h2d, 1e-12);
   EXPECT_NEAR(m->host_ms, 0.02, 1e-12);

@@ -9,6 +9,7 @@
 #include <climits>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <set>
 
 namespace hase::graph {
@@ -245,16 +246,54 @@ Result<onnx::ModelProto> ReadModelProto(const std::string& path, ModelReadStats*
   }
   *model.mutable_graph() = std::move(graph);
 
-  // External data: count and check (stat only) the files; they are never opened.
+  // External data: count and check (stat only) the files; they are never opened. An absent file
+  // is fine (weight-free models); a present one must hold every byte an entry points at.
   std::set<std::string> missing;
+  std::map<std::string, int64_t> sizes;  // location -> file size, for present files
   const std::filesystem::path dir = std::filesystem::path(path).parent_path();
   for (const auto& t : model.graph().initializer()) {
     if (t.data_location() != onnx::TensorProto::EXTERNAL) continue;
     stats.external_initializers += 1;
+    std::string location;
+    int64_t offset = 0, length = -1;
     for (const auto& e : t.external_data()) {
-      if (e.key() != "location") continue;
+      if (e.key() == "location") location = e.value();
+      if (e.key() == "offset" || e.key() == "length") {
+        int64_t v = -1;
+        try {
+          size_t used = 0;
+          v = std::stoll(e.value(), &used);
+          if (used != e.value().size()) v = -1;
+        } catch (...) {
+          v = -1;
+        }
+        if (v < 0) {
+          return Status::Parse("external-data entry '" + e.key() + "' of initializer '" + t.name() +
+                                   "' is '" + e.value() + "', not a non-negative integer",
+                               path, "re-save the model with onnx.save_model(..., save_as_external_data=True)");
+        }
+        (e.key() == "offset" ? offset : length) = v;
+      }
+    }
+    if (location.empty()) continue;
+    auto it = sizes.find(location);
+    if (it == sizes.end()) {
       std::error_code ec;
-      if (!std::filesystem::exists(dir / e.value(), ec)) missing.insert(e.value());
+      const auto size = std::filesystem::file_size(dir / location, ec);
+      if (ec) {
+        missing.insert(location);
+        continue;
+      }
+      it = sizes.emplace(location, static_cast<int64_t>(size)).first;
+    }
+    if (length < 0) continue;  // "rest of the file": nothing to check
+    if (offset > it->second || length > it->second - offset) {
+      return Status::Parse("initializer '" + t.name() + "' points at bytes " + std::to_string(offset) +
+                               ".." + std::to_string(offset + length) + " of '" + location +
+                               "', which has only " + std::to_string(it->second) + " bytes",
+                           path,
+                           "the external data file is truncated or belongs to another model; "
+                           "re-export it, or remove it to load the model weight-free");
     }
   }
   stats.missing_external_files = static_cast<int>(missing.size());

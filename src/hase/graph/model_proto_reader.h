@@ -6,7 +6,9 @@
 // them, so its bytes are never copied and — being skipped, not read — their pages are never even
 // faulted in: a 550 MB VGG-16 costs the same as its 100 kB of graph structure. Everything else is
 // handed to protobuf's generated parser. Initializers stored as external data are kept as
-// references; their files are never opened (an absent file is not an error).
+// references; their files are never opened (an absent file is not an error), but a present one
+// is stat'ed: an entry whose offset + length runs past its end is a Parse error (a truncated
+// weights file, or one of another model).
 //
 // Limits: protobuf messages are limited to 2 GB (INT_MAX bytes); larger files are rejected with
 // Unsupported (store weights as ONNX external data instead).
@@ -36,7 +38,8 @@ struct ModelReadStats {
 
 // Reads `path`. On success returns the model (initializers > kMaxInlineDataBytes carry no data)
 // and fills *stats if non-null. Errors: NotFound (no such file), IO (cannot open/map),
-// Parse (empty, truncated, corrupt, or not an ONNX ModelProto: no graph), Unsupported (> 2 GB).
+// Parse (empty, truncated, corrupt, or not an ONNX ModelProto: no graph; an external-data entry
+// with a bad offset/length or past the end of its present file), Unsupported (> 2 GB).
 Result<onnx::ModelProto> ReadModelProto(const std::string& path, ModelReadStats* stats = nullptr);
 
 }  // namespace hase::graph

@@ -11,6 +11,9 @@
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include "hase/graph/shape_values.h"
+#include "hase/graph/validate_ops.h"
+
 namespace hase::graph {
 namespace {
 
@@ -468,6 +471,15 @@ Result<LoadedGraph> LoadOnnxGraph(const std::string& path, const LoadOptions& op
                                    "the model fixes its input dims and may not support the ones "
                                    "given; " + out.warnings.front());
   }
+  // Dims bound: resolve Reshape targets computed from shapes (shape_values.h) and carry them on.
+  // One round per dependent step (a Reshape whose dims feed the next Shape): ViT-B/16 needs 13.
+  for (int round = 0; round < 64 && ResolveShapeComputedDims(&model) > 0; ++round) {
+    onnx::ShapeInferenceOptions opts(/*check_type=*/false, /*error_mode=*/1,
+                                     /*enable_data_propagation=*/true);
+    HASE_RETURN_IF_ERROR(CallOnnx("ONNX shape inference failed", path, [&] {
+      onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), opts);
+    }));
+  }
 
   // Build the Graph.
   Graph& graph = out.graph;
@@ -518,6 +530,7 @@ Result<LoadedGraph> LoadOnnxGraph(const std::string& path, const LoadOptions& op
   }
   out.unknown_op_nodes = std::move(unknown_nodes);
   HASE_RETURN_IF_ERROR(CheckTensorSizes(graph, path));
+  HASE_RETURN_IF_ERROR(ValidateOps(graph, path));
 
   if (options.require_shapes) {
     for (const Node& n : graph.nodes()) {

@@ -5,15 +5,19 @@
 #include "hase/graph/topological_order.h"
 
 #include "hase/kernels/rules/constant_folding.h"
+#include "hase/kernels/rules/bias_gelu_fusion.h"
 #include "hase/kernels/rules/conv_activation_fusion.h"
 #include "hase/kernels/rules/conv_add_fusion.h"
 #include "hase/kernels/rules/conv_bn_fold.h"
 #include "hase/kernels/rules/dropout_elimination.h"
+#include "hase/kernels/rules/gelu_fusion.h"
 #include "hase/kernels/rules/gemm_activation_fusion.h"
 #include "hase/kernels/rules/identity_elimination.h"
+#include "hase/kernels/rules/layer_norm_fusion.h"
 #include "hase/kernels/rules/mat_mul_add_fusion.h"
 #include "hase/kernels/rules/pad_fusion.h"
 #include "hase/kernels/rules/quick_gelu_fusion.h"
+#include "hase/kernels/rules/reshape_fusion.h"
 
 namespace hase::kernels {
 namespace {
@@ -26,12 +30,19 @@ void AddBasicRules(RuleList* r) {
   r->push_back(std::make_unique<rules::ConvAddFusion>());  // before ConvBnFold, as in ORT
   r->push_back(std::make_unique<rules::ConvBnFold>());
   r->push_back(std::make_unique<rules::MatMulAddFusion>());
+  r->push_back(std::make_unique<rules::ReshapeFusion>());  // after MatMulAddFusion, as in ORT
   r->push_back(std::make_unique<rules::PadFusion>());
 }
 
 }  // namespace
 
 std::vector<std::string> FusionProfileNames() { return {"ort-cuda", "ort-cpu", "none"}; }
+
+std::string FusionProfileOrtRelease(const std::string& profile) {
+  if (profile == "ort-cuda") return "onnxruntime 1.18.1 (CUDA EP)";
+  if (profile == "ort-cpu") return "onnxruntime-node 1.30.0 (CPU EP, level extended)";
+  return "";
+}
 
 Result<RuleList> MakeFusionProfile(const std::string& profile,
                                    const std::vector<std::string>& disabled) {
@@ -40,13 +51,19 @@ Result<RuleList> MakeFusionProfile(const std::string& profile,
     AddBasicRules(&r);
     // Level 2 ("extended"), CUDA provider set.
     r.push_back(std::make_unique<rules::ConvActivationFusion>(rules::ConvActivationFusion::Cuda()));
-    r.push_back(std::make_unique<rules::QuickGeluFusion>());
+    r.push_back(std::make_unique<rules::GeluFusion>());
+    r.push_back(std::make_unique<rules::LayerNormFusion>());
+    r.push_back(std::make_unique<rules::BiasGeluFusion>());  // after GeluFusion, as in ORT
+    r.push_back(std::make_unique<rules::QuickGeluFusion>(/*allow_float16=*/true));
   } else if (profile == "ort-cpu") {
     AddBasicRules(&r);
     // Level 2 ("extended"), CPU provider set. GemmActivationFusion is CPU-only.
     r.push_back(std::make_unique<rules::GemmActivationFusion>());
     r.push_back(std::make_unique<rules::ConvActivationFusion>(rules::ConvActivationFusion::Cpu()));
-    r.push_back(std::make_unique<rules::QuickGeluFusion>());
+    r.push_back(std::make_unique<rules::GeluFusion>());
+    r.push_back(std::make_unique<rules::LayerNormFusion>());
+    r.push_back(std::make_unique<rules::BiasGeluFusion>());  // after GeluFusion, as in ORT
+    r.push_back(std::make_unique<rules::QuickGeluFusion>(/*allow_float16=*/false));
   } else if (profile != "none") {
     return Status::Unsupported("unknown fusion profile '" + profile + "'", "--profile",
                                "use one of: ort-cuda, ort-cpu, none");

@@ -2,9 +2,14 @@
 // Modelled on ORT's graph_transformer_utils.cc: level-1 ("basic") rules first, valid for every
 // provider, then the level-2 ("extended") fusions the named provider supports.
 //
-//   ort-cuda (default)  ORT's CUDA execution provider, the kernels a GPU launches.
-//   ort-cpu             ORT's CPU execution provider at level "extended" (no NCHWc layout).
+//   ort-cuda (default)  ORT's CUDA execution provider, the kernels a GPU launches; reproduces
+//                       onnxruntime 1.18.1 (the last release before the CUDA conv-activation
+//                       fusion was reworked, PR #19470).
+//   ort-cpu             ORT's CPU execution provider at level "extended" (no NCHWc layout);
+//                       reproduces onnxruntime-node 1.30.0 (tools/ort/package.json), checked
+//                       node for node on every zoo model (tests/data/ort_cpu_ops.json).
 //   none                no rewrites: one kernel per ONNX node.
+// Each rule header names the ORT source file it mirrors and what differs between the two pins.
 #pragma once
 
 #include <memory>
@@ -21,6 +26,10 @@ using RuleList = std::vector<std::unique_ptr<const FusionRule>>;
 
 // "ort-cuda", "ort-cpu", "none" — in this order.
 std::vector<std::string> FusionProfileNames();
+
+// The ONNX Runtime release a profile reproduces: "onnxruntime 1.18.1 (CUDA EP)" for ort-cuda,
+// "onnxruntime-node 1.30.0 (CPU EP, level extended)" for ort-cpu, "" for none and unknown names.
+std::string FusionProfileOrtRelease(const std::string& profile);
 
 // The rules of `profile`, minus those named in `disabled`. Errors: Unsupported (unknown
 // profile, listing the known ones); InvalidArgument (a disabled name that is no rule of it).

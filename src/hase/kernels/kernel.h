@@ -84,6 +84,11 @@ struct Kernel {
   int64_t parameters = 0;             // elements of weights (after folding)
   bool view_only = false;  // Reshape/Flatten/Identity/Squeeze/Unsqueeze on contiguous data:
                            // the runtime aliases the buffer, so no DRAM traffic is counted
+  // Runs on the host, not the GPU: shape arithmetic (Shape → Gather → Unsqueeze → Concat on
+  // int64 shape tensors) that ORT's CUDA EP places on the CPU (GetCpuPreferredNodes,
+  // onnxruntime/core/framework/fallback_cpu_capability.cc). Kept in the list, no device time.
+  // Always false under "ort-cpu" and "none", where every kernel runs where the profile says.
+  bool cpu_placed = false;
 
   int64_t dram_bytes() const { return activation_bytes_read + weight_bytes_read + bytes_written; }
   // FLOP per DRAM byte; 0 when no bytes move.
@@ -103,6 +108,12 @@ struct KernelList {
   // Notes for people (unknown ops estimated conservatively, fixed dims overridden). Added by
   // the graph issue; empty when nothing was guessed.
   std::vector<std::string> warnings;
+  // Batch sizes the model runs at, from Reshapes that pin the batch (graph/batch_validity.h):
+  // "valid at any batch size", "valid only at batch 1", … Building at another batch fails.
+  std::string batch_validity = "valid at any batch size";
+  // The ORT release the profile reproduces, e.g. "onnxruntime 1.30.0 (CPU EP)"
+  // (fusion_profile.h, FusionProfileOrtRelease); empty for "none".
+  std::string ort_release;
 
   double total_macs() const;
   double total_flops() const;

@@ -2,9 +2,11 @@
 
 #include <unordered_set>
 
+#include "hase/graph/batch_validity.h"
 #include "hase/graph/onnx_loader.h"
 #include "hase/graph/topological_order.h"
 #include "hase/kernels/cost_model.h"
+#include "hase/kernels/cpu_placement.h"
 #include "hase/kernels/fusion_profile.h"
 
 namespace hase {
@@ -18,6 +20,20 @@ TensorInfo GraphTensor(const graph::Graph& g, const std::string& name) {
     t.dtype = static_cast<DType>(v->elem_type);
   }
   return t;
+}
+
+// InvalidArgument for a --batch the model's Reshapes do not allow, with the sizes that fit.
+Status BatchError(const graph::BatchValidity& v, int64_t batch, const std::string& path) {
+  std::string hint = "the model pins its batch; re-export it with a dynamic reshape "
+                     "(e.g. x.flatten(1) instead of x.reshape(1, -1))";
+  if (v.only && *v.only > 0) {
+    hint = "pass --batch " + std::to_string(*v.only) + "; " + hint;
+  } else if (!v.only) {
+    hint = "pass a --batch that is a multiple of " + std::to_string(v.multiple_of) + "; " + hint;
+  }
+  return Status::InvalidArgument("batch " + std::to_string(batch) + " does not fit the model: it is " +
+                                     v.Describe() + " (" + v.reason + ")",
+                                 path, hint);
 }
 
 }  // namespace
@@ -36,7 +52,23 @@ Result<KernelList> BuildKernelList(const std::string& onnx_path, const KernelLis
   graph::LoadOptions lo;
   lo.batch = options.batch;
   lo.input_shape = options.input_shape;
-  HASE_ASSIGN_OR_RETURN(graph::LoadedGraph loaded, graph::LoadOnnxGraph(onnx_path, lo));
+  Result<graph::LoadedGraph> load = graph::LoadOnnxGraph(onnx_path, lo);
+  if (!load.ok() && load.status().IsInvalidArgument()) {
+    // Shape inference may reject a batch the model pins (Reshape(x, [-1, 512]) at an odd
+    // batch): load at a batch it accepts, if any of a few does, to say which sizes fit.
+    for (int64_t b : {1, 2, 4, 8}) {
+      if (b == options.batch) continue;
+      graph::LoadOptions other = lo;
+      other.batch = b;
+      if (auto ok = graph::LoadOnnxGraph(onnx_path, other); ok.ok()) {
+        const graph::BatchValidity v = graph::ComputeBatchValidity(ok->graph, b);
+        if (!v.Allows(options.batch)) return BatchError(v, options.batch, onnx_path);
+        break;
+      }
+    }
+  }
+  if (!load.ok()) return load.status();
+  graph::LoadedGraph loaded = std::move(*load);
   if (options.strict && !loaded.unknown_op_nodes.empty()) {
     const graph::Node* first = nullptr;
     for (const auto& n : loaded.graph.nodes()) {
@@ -48,6 +80,8 @@ Result<KernelList> BuildKernelList(const std::string& onnx_path, const KernelLis
         "drop --strict to estimate it conservatively");
   }
   graph::Graph& g = loaded.graph;
+  const graph::BatchValidity validity = graph::ComputeBatchValidity(g, options.batch);
+  if (!validity.Allows(options.batch)) return BatchError(validity, options.batch, onnx_path);
   kernels::ApplyFusionRules(g, rules);
 
   KernelList out;
@@ -55,6 +89,11 @@ Result<KernelList> BuildKernelList(const std::string& onnx_path, const KernelLis
   out.profile = options.profile;
   out.batch = options.batch;
   out.warnings = loaded.warnings;
+  out.batch_validity = validity.Describe();
+  out.ort_release = kernels::FusionProfileOrtRelease(options.profile);
+  if (!validity.reason.empty()) {
+    out.warnings.push_back("the model is " + validity.Describe() + ": " + validity.reason);
+  }
   for (const auto& in : g.inputs()) out.graph_inputs.push_back(GraphTensor(g, in));
   for (const auto& o : g.outputs()) out.graph_outputs.push_back(GraphTensor(g, o));
   if (!out.graph_inputs.empty() && !out.graph_inputs[0].shape.empty()) {
@@ -78,6 +117,10 @@ Result<KernelList> BuildKernelList(const std::string& onnx_path, const KernelLis
     }
   }
 
+  // ORT's CUDA EP leaves shape arithmetic on the host (cpu_placement.h).
+  const std::vector<bool> cpu_placed = options.profile == "ort-cuda"
+                                           ? kernels::CpuPlacedNodes(g)
+                                           : std::vector<bool>(g.nodes().size(), false);
   const std::unordered_set<std::string> unknown(loaded.unknown_op_nodes.begin(),
                                                 loaded.unknown_op_nodes.end());
   int index = 0;
@@ -92,7 +135,18 @@ Result<KernelList> BuildKernelList(const std::string& onnx_path, const KernelLis
       out.warnings.push_back("no cost formula for op '" + n.op_type + "' at node '" + n.name +
                              "': estimated conservatively (1 FLOP per output element)");
     }
+    if (n.attributes.count("fused_pad") &&
+        (n.op_type == "MaxPool" ||
+         (n.op_type == "AveragePool" && n.IntAttr("count_include_pad", 0) == 0))) {
+      out.warnings.push_back(
+          "node '" + n.name + "': a zero Pad was fused into " + n.op_type +
+          (n.op_type == "MaxPool" ? " (which pads with -inf)"
+                                  : " (count_include_pad = 0 leaves the padding out of the mean)") +
+          ", as ONNX Runtime's PadFusion does; the runtime's results differ from the model's "
+          "where the padding is read");
+    }
     out.kernels.push_back(kernels::CostKernel(g, n, index++, constants));
+    out.kernels.back().cpu_placed = cpu_placed[id];
   }
   return out;
 }

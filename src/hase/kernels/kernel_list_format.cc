@@ -104,6 +104,8 @@ nlohmann::json KernelListToJson(const KernelList& list) {
   doc["model"] = list.model;
   doc["profile"] = list.profile;
   doc["batch"] = list.batch;
+  doc["batch_validity"] = list.batch_validity;
+  doc["ort_release"] = list.ort_release;
   doc["inputs"] = TensorsJson(list.graph_inputs);
   doc["outputs"] = TensorsJson(list.graph_outputs);
   doc["warnings"] = list.warnings;
@@ -133,6 +135,7 @@ nlohmann::json KernelListToJson(const KernelList& list) {
         {"bytes_by_dtype", ByDtype(k)},
         {"parameters", k.parameters},
         {"view_only", k.view_only},
+        {"cpu_placed", k.cpu_placed},
         {"arithmetic_intensity", k.arithmetic_intensity()},
     });
     act += k.activation_bytes_read;
@@ -176,6 +179,8 @@ Result<KernelList> KernelListFromJson(const std::string& text) {
     l.graph_inputs = TensorsFrom(doc.at("inputs"));
     l.graph_outputs = TensorsFrom(doc.at("outputs"));
     l.warnings = doc.value("warnings", std::vector<std::string>{});
+    l.batch_validity = doc.value("batch_validity", std::string("valid at any batch size"));
+    l.ort_release = doc.value("ort_release", std::string());
     for (const auto& kj : doc.at("kernels")) {
       Kernel k;
       k.index = kj.at("index").get<int>();
@@ -197,6 +202,7 @@ Result<KernelList> KernelListFromJson(const std::string& text) {
       k.bytes_written = kj.at("bytes_written").get<int64_t>();
       k.parameters = kj.at("parameters").get<int64_t>();
       k.view_only = kj.at("view_only").get<bool>();
+      k.cpu_placed = kj.value("cpu_placed", false);  // added after version 1 shipped
       l.kernels.push_back(std::move(k));
     }
     return l;
@@ -221,7 +227,7 @@ std::string KernelListToCsv(const KernelList& list) {
   std::ostringstream o;
   o << "index,type,op_type,family,source_nodes,input_shapes,output_shapes,kernel_shape,strides,"
        "pads,dilations,group,macs,flops,activation_bytes_read,weight_bytes_read,bytes_written,"
-       "parameters,view_only\n";
+       "parameters,view_only,cpu_placed\n";
   auto ints = [](const Kernel& k, const char* key) {
     auto it = k.attributes.find(key);
     if (it == k.attributes.end()) return std::string();
@@ -237,7 +243,7 @@ std::string KernelListToCsv(const KernelList& list) {
       << ',' << ints(k, "dilations") << ',' << ints(k, "group") << ','
       << fmt::format("{:.0f},{:.0f}", k.macs, k.flops) << ',' << k.activation_bytes_read << ','
       << k.weight_bytes_read << ',' << k.bytes_written << ',' << k.parameters << ','
-      << (k.view_only ? "true" : "false") << '\n';
+      << (k.view_only ? "true" : "false") << ',' << (k.cpu_placed ? "true" : "false") << '\n';
   }
   return o.str();
 }

@@ -64,8 +64,9 @@ Result<ModelLatency> PredictModel(const KernelList& kl, const GpuSpec& gpu,
     kt.family = k.family;
     // View-only kernels (Reshape/Flatten on contiguous data) are aliased by the runtime: no
     // launch, no device time.
-    if (k.view_only) {
-      kt.estimator = "none (view)";
+    // Host-placed shape arithmetic (Kernel::cpu_placed) runs on the CPU: no device time either.
+    if (k.view_only || k.cpu_placed) {
+      kt.estimator = k.view_only ? "none (view)" : "none (cpu)";
       m.kernels.push_back(std::move(kt));
       continue;
     }

@@ -3,8 +3,11 @@
 // Mirrors ORT's ConstantFolding (onnxruntime/core/optimizer/constant_folding.cc), level 1, all
 // EPs. Conditions: ai.onnx op, at least one input, every non-empty input constant, no output is
 // a graph output, the op is deterministic (not RandomNormal/RandomUniform/…/Multinomial).
-// Shape nodes over static shapes are not folded here (ORT folds them only when the file's own
-// dims are static, which hase no longer knows after binding the batch).
+// Shape nodes are not folded here (ORT folds them only when the file's own dims are static,
+// which hase no longer knows after binding the batch): the view-flatten chain goes through
+// ReshapeFusion as in ORT, and a chain left in the graph is kept — under ort-cuda marked
+// cpu_placed (kernels/cpu_placement.h). The loader evaluates such chains once dims are bound
+// (graph/shape_values.h), so the shapes downstream are known either way.
 #pragma once
 
 #include "hase/kernels/fusion_rule.h"

@@ -6,7 +6,8 @@
 namespace hase::kernels::rules {
 
 ConvActivationFusion::Config ConvActivationFusion::Cuda() {
-  return Config{{"Relu"}, /*fuse_add_relu=*/true, /*allow_float16=*/true};
+  // fp32 only: ConvFusionDataTypeCheck returns false for a non-float Conv on the CUDA EP.
+  return Config{{"Relu"}, /*fuse_add_relu=*/true, /*allow_float16=*/false};
 }
 
 ConvActivationFusion::Config ConvActivationFusion::Cpu() {

@@ -43,15 +43,10 @@ std::optional<PadFound> PadFusion::Match(const graph::Graph& g, graph::NodeId id
   }
   const size_t rank = pads.size() / 2;
   if (rank < 3 || pads.size() != 2 * rank) return std::nullopt;
-  bool all_zero = true;
   for (int64_t p : pads) {
     if (p < 0) return std::nullopt;
-    all_zero = all_zero && p == 0;
   }
   if (pads[0] != 0 || pads[1] != 0 || pads[rank] != 0 || pads[rank + 1] != 0) return std::nullopt;
-  if (IsOp(child, "AveragePool") && !all_zero && child.IntAttr("count_include_pad", 0) != 1) {
-    return std::nullopt;
-  }
   std::vector<int64_t> spatial;
   for (size_t i = 2; i < rank; ++i) spatial.push_back(pads[i]);
   for (size_t i = rank + 2; i < 2 * rank; ++i) spatial.push_back(pads[i]);
@@ -70,6 +65,9 @@ RuleEffect PadFusion::Apply(graph::Graph& g, const PadFound& f) const {
   a.kind = graph::Attribute::Kind::kInts;
   a.ints = pads;
   child.attributes["pads"] = a;
+  // Recorded for the list's warnings: MaxPool pads with -inf and AveragePool with
+  // count_include_pad = 0 ignores pads, where the Pad wrote zeros (kernel_list_builder.cc).
+  child.attributes["fused_pad"] = graph::Attribute::Int(1);
   child.source_nodes.insert(child.source_nodes.begin(), pad_sources.begin(), pad_sources.end());
   std::vector<std::string> ins = child.inputs;
   ins[0] = x;

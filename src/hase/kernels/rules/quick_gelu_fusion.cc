@@ -9,7 +9,7 @@ std::optional<QuickGeluFound> QuickGeluFusion::Match(const graph::Graph& g,
   const graph::Node& sig = g.node(id);
   if (!IsOp(sig, "Sigmoid") || sig.inputs.size() != 1) return std::nullopt;
   const int32_t t = ElemType(g, sig.inputs[0]);
-  if (t != 1 && t != 10) return std::nullopt;
+  if (t != 1 && !(allow_float16_ && t == 10)) return std::nullopt;
   QuickGeluFound f;
   f.sigmoid = id;
   f.x = sig.inputs[0];

@@ -3,7 +3,11 @@
 // Mirrors ORT's QuickGeluFusion (onnxruntime/core/optimizer/quick_gelu_fusion.cc), level 2,
 // CPU and CUDA execution providers.
 // Pattern: Sigmoid(x) → Mul(x, ·)  or  Mul(x, α) → Sigmoid → Mul(x, ·), α a constant scalar.
-// Conditions: float/float16; each intermediate (α-Mul output, Sigmoid output) has its successor
+// Conditions: float (and float16 where the provider fuses it: CUDA; on the CPU EP of
+// onnxruntime 1.30 an fp16 x·sigmoid(x) is not fused — the CPU EP has no fp16 Sigmoid/Mul
+// kernels, so ORT's InsertCastTransformer (onnxruntime/core/optimizer/insert_cast_transformer.cc)
+// wraps them in Casts first: measured Cast, Sigmoid, Mul, Cast; hase does not model the Casts);
+// each intermediate (α-Mul output, Sigmoid output) has its successor
 // as lone consumer and is not a graph output. Effect: the Sigmoid node becomes
 // QuickGelu(x){alpha=α} writing the final Mul's output; the Muls are removed.
 #pragma once
@@ -22,12 +26,16 @@ struct QuickGeluFound {
 
 class QuickGeluFusion : public RewriteRule<QuickGeluFound> {
  public:
+  explicit QuickGeluFusion(bool allow_float16) : allow_float16_(allow_float16) {}
   std::string Name() const override { return "QuickGeluFusion"; }
   std::vector<std::string> AnchorOps() const override { return {"Sigmoid"}; }
 
  protected:
   std::optional<QuickGeluFound> Match(const graph::Graph& g, graph::NodeId id) const override;
   RuleEffect Apply(graph::Graph& g, const QuickGeluFound& f) const override;
+
+ private:
+  const bool allow_float16_;  // CUDA: true; CPU: false
 };
 
 }  // namespace hase::kernels::rules

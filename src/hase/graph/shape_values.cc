@@ -1,0 +1,444 @@
+#include "hase/graph/shape_values.h"
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+namespace hase::graph {
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+// Values of an integer tensor held in the proto (int64 / int32, data or raw_data).
+std::optional<Ints> TensorInts(const onnx::TensorProto& t) {
+  Ints v;
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) return std::nullopt;
+  if (t.data_type() == onnx::TensorProto::INT64) {
+    if (t.has_raw_data()) {
+      v.resize(t.raw_data().size() / 8);
+      std::memcpy(v.data(), t.raw_data().data(), v.size() * 8);
+    } else {
+      v.assign(t.int64_data().begin(), t.int64_data().end());
+    }
+  } else if (t.data_type() == onnx::TensorProto::INT32) {
+    if (t.has_raw_data()) {
+      std::vector<int32_t> w(t.raw_data().size() / 4);
+      std::memcpy(w.data(), t.raw_data().data(), w.size() * 4);
+      v.assign(w.begin(), w.end());
+    } else {
+      v.assign(t.int32_data().begin(), t.int32_data().end());
+    }
+  } else {
+    return std::nullopt;
+  }
+  return v;
+}
+
+std::optional<Ints> KnownDims(const onnx::ValueInfoProto& vi) {
+  if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) return std::nullopt;
+  Ints d;
+  for (const auto& x : vi.type().tensor_type().shape().dim()) {
+    if (!x.has_dim_value()) return std::nullopt;
+    d.push_back(x.dim_value());
+  }
+  return d;
+}
+
+int64_t IntAttr(const onnx::NodeProto& n, const char* name, int64_t fallback) {
+  for (const auto& a : n.attribute()) {
+    if (a.name() == name) return a.i();
+  }
+  return fallback;
+}
+
+// Elementwise a op b with a one-element operand broadcast.
+std::optional<Ints> Arith(const std::string& op, const Ints& a, const Ints& b) {
+  if (a.size() != b.size() && a.size() != 1 && b.size() != 1) return std::nullopt;
+  Ints out(std::max(a.size(), b.size()));
+  for (size_t i = 0; i < out.size(); ++i) {
+    const int64_t x = a[a.size() == 1 ? 0 : i], y = b[b.size() == 1 ? 0 : i];
+    if (op == "Add") out[i] = x + y;
+    else if (op == "Sub") out[i] = x - y;
+    else if (op == "Mul") out[i] = x * y;
+    else if (y == 0) return std::nullopt;
+    else if (op == "Mod") out[i] = ((x % y) + y) % y;  // fmod = 0: the divisor's sign (y > 0)
+    else out[i] = x / y;  // Div on int64: truncation, as ONNX Runtime's integer Div
+  }
+  return out;
+}
+
+// Numpy broadcast of two shapes, or nullopt.
+std::optional<Ints> Broadcast(const Ints& a, const Ints& b) {
+  const size_t rank = std::max(a.size(), b.size());
+  Ints d(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t x = i + a.size() >= rank ? a[i + a.size() - rank] : 1;
+    const int64_t y = i + b.size() >= rank ? b[i + b.size() - rank] : 1;
+    if (x != y && x != 1 && y != 1) return std::nullopt;
+    d[i] = x == 1 ? y : x;
+  }
+  return d;
+}
+
+}  // namespace
+
+int ResolveShapeComputedDims(onnx::ModelProto* model) {
+  onnx::GraphProto* g = model->mutable_graph();
+  std::unordered_map<std::string, Ints> dims;     // fully known shapes
+  std::unordered_map<std::string, int32_t> types;  // element types
+  std::unordered_map<std::string, Ints> values;   // known int tensor values (flattened)
+  auto note = [&](const onnx::ValueInfoProto& vi) {
+    if (vi.type().has_tensor_type()) types[vi.name()] = vi.type().tensor_type().elem_type();
+    if (auto d = KnownDims(vi)) dims[vi.name()] = *d;
+  };
+  for (const auto& vi : g->input()) note(vi);
+  for (const auto& vi : g->value_info()) note(vi);
+  for (const auto& vi : g->output()) note(vi);
+  for (const auto& t : g->initializer()) {
+    dims[t.name()] = Ints(t.dims().begin(), t.dims().end());
+    types[t.name()] = t.data_type();
+    if (auto v = TensorInts(t)) values[t.name()] = *v;
+  }
+  int added = 0;
+  auto val = [&](const onnx::NodeProto& n, int i) -> const Ints* {
+    if (i >= n.input_size() || n.input(i).empty()) return nullptr;
+    auto it = values.find(n.input(i));
+    return it == values.end() ? nullptr : &it->second;
+  };
+  auto shape_of = [&](const std::string& name) -> const Ints* {
+    auto it = dims.find(name);
+    return it == dims.end() ? nullptr : &it->second;
+  };
+  auto resolve = [&](const std::string& out, const Ints& d, int32_t elem_type) {
+    if (dims.count(out)) return;
+    dims[out] = d;
+    onnx::ValueInfoProto* vi = nullptr;  // the existing entry (rank-only, a graph output), or new
+    for (auto& v : *g->mutable_value_info()) {
+      if (v.name() == out) vi = &v;
+    }
+    for (auto& v : *g->mutable_output()) {
+      if (v.name() == out) vi = &v;
+    }
+    if (vi == nullptr) vi = g->add_value_info();
+    vi->set_name(out);
+    auto* tt = vi->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(elem_type);
+    tt->clear_shape();
+    for (int64_t x : d) tt->mutable_shape()->add_dim()->set_dim_value(x);
+    ++added;
+  };
+  for (const onnx::NodeProto& n : g->node()) {
+    if (!n.domain().empty() && n.domain() != "ai.onnx") continue;
+    if (n.output_size() == 0) continue;
+    const std::string& op = n.op_type();
+    const std::string& out = n.output(0);
+    if (op == "Constant") {
+      for (const auto& a : n.attribute()) {
+        if (a.name() == "value" && a.has_t()) {
+          if (auto v = TensorInts(a.t())) values[out] = *v;
+        }
+        if (a.name() == "value_ints") values[out] = Ints(a.ints().begin(), a.ints().end());
+        if (a.name() == "value_int") values[out] = {a.i()};
+      }
+    } else if (op == "Shape" && n.input_size() == 1) {
+      if (const Ints* s = shape_of(n.input(0))) {
+        const int64_t rank = static_cast<int64_t>(s->size());
+        int64_t start = IntAttr(n, "start", 0), end = IntAttr(n, "end", rank);
+        if (start < 0) start += rank;
+        if (end < 0) end += rank;
+        start = std::clamp<int64_t>(start, 0, rank);
+        end = std::clamp<int64_t>(end, start, rank);
+        values[out] = Ints(s->begin() + start, s->begin() + end);
+      }
+    } else if (op == "Size" && n.input_size() == 1) {
+      if (const Ints* s = shape_of(n.input(0))) {
+        int64_t e = 1;
+        for (int64_t x : *s) e *= x;
+        values[out] = {e};
+      }
+    } else if (op == "Gather" && IntAttr(n, "axis", 0) == 0) {
+      const Ints* data = val(n, 0);
+      const Ints* idx = val(n, 1);
+      const Ints* data_shape = shape_of(n.input(0));
+      if (data && idx && data_shape && data_shape->size() <= 1) {
+        Ints o;
+        for (int64_t i : *idx) {
+          if (i < 0) i += static_cast<int64_t>(data->size());
+          if (i < 0 || i >= static_cast<int64_t>(data->size())) { o.clear(); break; }
+          o.push_back((*data)[i]);
+        }
+        if (!o.empty()) values[out] = o;
+      }
+    } else if (op == "Unsqueeze" || op == "Squeeze" || op == "Cast" || op == "Identity" ||
+               (op == "Reshape" && val(n, 0))) {
+      if (const Ints* v = val(n, 0)) values[out] = *v;
+      if (op == "Reshape") continue;  // its shape is resolved below only for activations
+    } else if (op == "Equal") {
+      const Ints* a = val(n, 0);
+      const Ints* b = val(n, 1);
+      if (a && b && (a->size() == b->size() || a->size() == 1 || b->size() == 1)) {
+        Ints o(std::max(a->size(), b->size()));
+        for (size_t i = 0; i < o.size(); ++i) {
+          o[i] = (*a)[a->size() == 1 ? 0 : i] == (*b)[b->size() == 1 ? 0 : i];
+        }
+        values[out] = o;
+      }
+    } else if (op == "Where") {
+      const Ints* c = val(n, 0);
+      const Ints* a = val(n, 1);
+      const Ints* b = val(n, 2);
+      if (c && a && b) {
+        const size_t len = std::max({c->size(), a->size(), b->size()});
+        Ints o(len);
+        bool ok = true;
+        for (const Ints* v : {c, a, b}) ok = ok && (v->size() == len || v->size() == 1);
+        for (size_t i = 0; ok && i < len; ++i) {
+          auto at = [&](const Ints* v) { return (*v)[v->size() == 1 ? 0 : i]; };
+          o[i] = at(c) ? at(a) : at(b);
+        }
+        if (ok) values[out] = o;
+      }
+    } else if (op == "Concat") {
+      Ints o;
+      bool all = true;
+      for (int i = 0; i < n.input_size() && all; ++i) {
+        const Ints* v = val(n, i);
+        all = v != nullptr;
+        if (all) o.insert(o.end(), v->begin(), v->end());
+      }
+      if (all) values[out] = o;
+    } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" ||
+               (op == "Mod" && IntAttr(n, "fmod", 0) == 0)) {
+      const Ints* a = val(n, 0);
+      const Ints* b = val(n, 1);
+      if (a && b) {
+        if (auto o = Arith(op, *a, *b)) values[out] = *o;
+      }
+    } else if (op == "Slice") {
+      const Ints* data = val(n, 0);
+      const Ints* starts = val(n, 1);
+      const Ints* ends = val(n, 2);
+      const Ints* axes = val(n, 3);
+      const Ints* steps = val(n, 4);
+      if (data && starts && ends && starts->size() == 1 && ends->size() == 1 &&
+          (!axes || *axes == Ints{0}) && (!steps || *steps == Ints{1})) {
+        const int64_t size = static_cast<int64_t>(data->size());
+        int64_t s = (*starts)[0], e = (*ends)[0];
+        if (s < 0) s += size;
+        if (e < 0) e += size;
+        s = std::clamp<int64_t>(s, 0, size);
+        e = std::clamp<int64_t>(e, s, size);
+        values[out] = Ints(data->begin() + s, data->begin() + e);
+      }
+    } else if (op == "Reshape" && !dims.count(out)) {
+      const Ints* x = shape_of(n.input(0));
+      const Ints* t = val(n, 1);
+      if (x && t && IntAttr(n, "allowzero", 0) == 0) {
+        int64_t total = 1, known = 1, infer = -1;
+        for (int64_t d : *x) total *= d;
+        Ints d = *t;
+        bool ok = true;
+        for (size_t i = 0; i < d.size() && ok; ++i) {
+          if (d[i] == 0) {
+            ok = i < x->size();
+            if (ok) d[i] = (*x)[i];
+          }
+          if (d[i] == -1) {
+            ok = infer < 0;
+            infer = static_cast<int64_t>(i);
+          } else if (ok) {
+            ok = d[i] > 0;
+            known *= d[i];
+          }
+        }
+        if (ok && infer >= 0) {
+          ok = known > 0 && total % known == 0;
+          if (ok) d[infer] = total / known;
+        }
+        if (ok) resolve(out, d, types.count(n.input(0)) ? types[n.input(0)] : 1);
+      }
+    } else if (op == "Expand" && !dims.count(out)) {
+      const Ints* x = shape_of(n.input(0));
+      const Ints* t = val(n, 1);
+      if (x && t) {
+        const size_t rank = std::max(x->size(), t->size());
+        Ints d(rank, 1);
+        bool ok = true;
+        for (size_t i = 0; i < rank && ok; ++i) {
+          const int64_t a = i + x->size() >= rank ? (*x)[i + x->size() - rank] : 1;
+          const int64_t b = i + t->size() >= rank ? (*t)[i + t->size() - rank] : 1;
+          ok = a == b || a == 1 || b == 1;
+          d[i] = std::max(a, b);
+        }
+        if (ok) resolve(out, d, types.count(n.input(0)) ? types[n.input(0)] : 1);
+      }
+    } else if (op == "ConstantOfShape") {
+      if (const Ints* t = val(n, 0)) {
+        int32_t et = onnx::TensorProto::FLOAT;
+        std::optional<Ints> fill;
+        for (const auto& a : n.attribute()) {
+          if (a.name() == "value" && a.has_t()) {
+            et = a.t().data_type();
+            fill = TensorInts(a.t());
+          }
+        }
+        int64_t count = 1;
+        for (int64_t d : *t) count *= d;
+        if (fill && fill->size() == 1 && count >= 0 && count <= 64) {
+          values[out] = Ints(static_cast<size_t>(count), (*fill)[0]);
+        }
+        if (!dims.count(out)) resolve(out, *t, et);
+      }
+    } else if (op == "Pad" && !dims.count(out)) {
+      const Ints* x = shape_of(n.input(0));
+      const Ints* pads = val(n, 1);
+      if (x && pads && pads->size() == 2 * x->size() && n.input_size() <= 3) {
+        Ints d = *x;
+        for (size_t i = 0; i < d.size(); ++i) d[i] += (*pads)[i] + (*pads)[i + d.size()];
+        resolve(out, d, types.count(n.input(0)) ? types[n.input(0)] : 1);
+      }
+    }
+    // Carry resolved dims through the ops that sit between one computed Reshape and the next
+    // Shape in attention blocks, so that one round resolves a whole chain instead of one step
+    // per shape-inference re-run.
+    if (!dims.count(out) && n.input_size() > 0 && shape_of(n.input(0))) {
+      const Ints& x = *shape_of(n.input(0));
+      const int32_t et = types.count(n.input(0)) ? types[n.input(0)] : 1;
+      static const char* kUnary[] = {"Softmax", "Erf", "Sqrt", "Relu", "Sigmoid", "Tanh",
+                                     "Identity", "Dropout", "Neg", "Exp", "LayerNormalization"};
+      if (std::find(std::begin(kUnary), std::end(kUnary), op) != std::end(kUnary)) {
+        resolve(out, x, et);
+      } else if (op == "Transpose") {
+        Ints perm;
+        for (const auto& a : n.attribute()) {
+          if (a.name() == "perm") perm.assign(a.ints().begin(), a.ints().end());
+        }
+        if (perm.empty()) {
+          for (size_t i = x.size(); i-- > 0;) perm.push_back(static_cast<int64_t>(i));
+        }
+        if (perm.size() == x.size()) {
+          Ints d;
+          for (int64_t p : perm) d.push_back(x[p]);
+          resolve(out, d, et);
+        }
+      } else if ((op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow") &&
+                 n.input_size() == 2 && shape_of(n.input(1))) {
+        if (auto d = Broadcast(x, *shape_of(n.input(1)))) resolve(out, *d, et);
+      } else if ((op == "Unsqueeze" || op == "Squeeze") && !values.count(out)) {
+        Ints axes;
+        for (const auto& a : n.attribute()) {
+          if (a.name() == "axes") axes.assign(a.ints().begin(), a.ints().end());
+        }
+        if (const Ints* a = val(n, 1)) axes = *a;
+        const int64_t out_rank = static_cast<int64_t>(x.size()) +
+                                 (op == "Unsqueeze" ? 1 : -1) * static_cast<int64_t>(axes.size());
+        Ints d;
+        bool ok = !axes.empty();
+        for (int64_t& a : axes) a = a < 0 ? a + (op == "Unsqueeze" ? out_rank : static_cast<int64_t>(x.size())) : a;
+        if (ok && op == "Unsqueeze") {
+          size_t j = 0;
+          for (int64_t i = 0; i < out_rank && ok; ++i) {
+            if (std::find(axes.begin(), axes.end(), i) != axes.end()) {
+              d.push_back(1);
+            } else {
+              ok = j < x.size();
+              if (ok) d.push_back(x[j++]);
+            }
+          }
+        } else if (ok) {
+          for (int64_t i = 0; i < static_cast<int64_t>(x.size()); ++i) {
+            if (std::find(axes.begin(), axes.end(), i) == axes.end()) d.push_back(x[i]);
+          }
+        }
+        if (ok && static_cast<int64_t>(d.size()) == out_rank) resolve(out, d, et);
+      } else if (op == "Gather" && !values.count(out) && n.input_size() == 2 &&
+                 shape_of(n.input(1))) {
+        int64_t axis = IntAttr(n, "axis", 0);
+        if (axis < 0) axis += static_cast<int64_t>(x.size());
+        if (axis >= 0 && axis < static_cast<int64_t>(x.size())) {
+          Ints d(x.begin(), x.begin() + axis);
+          const Ints& idx = *shape_of(n.input(1));
+          d.insert(d.end(), idx.begin(), idx.end());
+          d.insert(d.end(), x.begin() + axis + 1, x.end());
+          resolve(out, d, et);
+        }
+      } else if (op == "Concat" && !values.count(out)) {
+        int64_t axis = IntAttr(n, "axis", 0);
+        if (axis < 0) axis += static_cast<int64_t>(x.size());
+        Ints d = x;
+        bool ok = axis >= 0 && axis < static_cast<int64_t>(x.size());
+        for (int i = 1; i < n.input_size() && ok; ++i) {
+          const Ints* y = shape_of(n.input(i));
+          ok = y && y->size() == x.size();
+          if (ok) d[axis] += (*y)[axis];
+        }
+        if (ok) resolve(out, d, et);
+      } else if (op == "Gemm" && n.input_size() >= 2 && shape_of(n.input(1)) && x.size() == 2) {
+        const Ints& w = *shape_of(n.input(1));
+        if (w.size() == 2) {
+          const int64_t m = IntAttr(n, "transA", 0) ? x[1] : x[0];
+          const int64_t cols = IntAttr(n, "transB", 0) ? w[0] : w[1];
+          resolve(out, {m, cols}, et);
+        }
+      } else if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax") {
+        Ints axes;
+        for (const auto& a : n.attribute()) {
+          if (a.name() == "axes") axes.assign(a.ints().begin(), a.ints().end());
+        }
+        if (!axes.empty() && n.input_size() == 1) {
+          const bool keep = IntAttr(n, "keepdims", 1) != 0;
+          for (int64_t& a : axes) a = a < 0 ? a + static_cast<int64_t>(x.size()) : a;
+          Ints d;
+          for (int64_t i = 0; i < static_cast<int64_t>(x.size()); ++i) {
+            const bool reduced = std::find(axes.begin(), axes.end(), i) != axes.end();
+            if (!reduced) d.push_back(x[i]);
+            else if (keep) d.push_back(1);
+          }
+          resolve(out, d, et);
+        }
+      } else if (op == "MatMul" && n.input_size() == 2 && shape_of(n.input(1))) {
+        const Ints& y = *shape_of(n.input(1));
+        if (x.size() >= 2 && y.size() >= 2 && x.back() == y[y.size() - 2]) {
+          auto batch = Broadcast(Ints(x.begin(), x.end() - 2), Ints(y.begin(), y.end() - 2));
+          if (batch) {
+            batch->push_back(x[x.size() - 2]);
+            batch->push_back(y.back());
+            resolve(out, *batch, et);
+          }
+        }
+      }
+    }
+    if (op == "Slice" && !dims.count(out) && !values.count(out)) {
+      // An activation sliced with computed starts/ends (Swin's roll and window padding).
+      const Ints* x = shape_of(n.input(0));
+      const Ints* starts = val(n, 1);
+      const Ints* ends = val(n, 2);
+      const Ints* axes = val(n, 3);
+      const Ints* steps = val(n, 4);
+      if (x && starts && ends && starts->size() == ends->size()) {
+        Ints d = *x;
+        bool ok = true;
+        for (size_t i = 0; i < starts->size() && ok; ++i) {
+          int64_t axis = axes ? (i < axes->size() ? (*axes)[i] : -1000) : static_cast<int64_t>(i);
+          if (axis < 0) axis += static_cast<int64_t>(d.size());
+          const int64_t step = steps && i < steps->size() ? (*steps)[i] : 1;
+          ok = axis >= 0 && axis < static_cast<int64_t>(d.size()) && step == 1;
+          if (!ok) break;
+          const int64_t size = d[axis];
+          int64_t b = (*starts)[i], e = (*ends)[i];
+          if (b < 0) b += size;
+          if (e < 0) e += size;
+          b = std::clamp<int64_t>(b, 0, size);
+          e = std::clamp<int64_t>(e, b, size);
+          d[axis] = e - b;
+        }
+        if (ok) resolve(out, d, types.count(n.input(0)) ? types[n.input(0)] : 1);
+      }
+    }
+  }
+  return added;
+}
+
+}  // namespace hase::graph

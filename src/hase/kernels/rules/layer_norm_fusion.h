@@ -1,0 +1,40 @@
+// LayerNormFusion: the decomposed layer norm opset-≤16 exporters write becomes one
+// LayerNormalization kernel: torch's F.layer_norm → ReduceMean → Sub → Pow → ReduceMean → Add →
+// Sqrt → Div → Mul → Add.
+// Mirrors ORT's LayerNormFusion (onnxruntime/core/optimizer/layer_norm_fusion.cc), level 2, CPU
+// and CUDA EPs (same in onnxruntime 1.18.1 and 1.30.0) — the canonical pattern only.
+// Pattern: m = ReduceMean(X, axes); d = Sub(X, m); v = ReduceMean(Pow(d, 2), axes);
+// y = Div(d, Sqrt(Add(v, eps))) · scale + bias.
+// Conditions: both ReduceMeans reduce the same trailing axes of X (keepdims 1); the Sub output
+// feeds exactly the Pow and the Div; every other intermediate has one consumer and is not a
+// graph output; exponent 2 and eps constant; scale and bias constant with the normalised dims.
+// Not handled (ORT handles them, hase leaves the nodes unfused): the Cast variants of
+// mixed-precision exports, the SimplifiedLayerNormalization (RMSNorm) form, and graphs where ORT's
+// transpose optimizer first moves a Transpose into the pattern (ConvNeXt's channels-first norms).
+// Effect: the first ReduceMean becomes LayerNormalization(X, scale, bias){axis, epsilon} writing
+// the bias Add's output; the rest are removed.
+#pragma once
+
+#include "hase/kernels/fusion_rule.h"
+
+namespace hase::kernels::rules {
+
+struct LayerNormFound {
+  graph::NodeId mean;                // first ReduceMean (becomes the fused node)
+  std::vector<graph::NodeId> rest;   // Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add
+  std::string x, scale, bias;
+  int64_t axis = -1;
+  float epsilon = 1e-5f;
+};
+
+class LayerNormFusion : public RewriteRule<LayerNormFound> {
+ public:
+  std::string Name() const override { return "LayerNormFusion"; }
+  std::vector<std::string> AnchorOps() const override { return {"ReduceMean"}; }
+
+ protected:
+  std::optional<LayerNormFound> Match(const graph::Graph& g, graph::NodeId id) const override;
+  RuleEffect Apply(graph::Graph& g, const LayerNormFound& f) const override;
+};
+
+}  // namespace hase::kernels::rules

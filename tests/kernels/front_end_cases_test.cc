@@ -1,0 +1,261 @@
+// What real exported models contain (issue 12), each built as a small ONNX file here: shape
+// chains (x.view(x.size(0), -1)), batch-pinning Reshapes, precision-dependent fusions, Pad into
+// pooling, shape ops the CUDA EP keeps on the host. Each asserts hase's kernel list and, where
+// the CPU EP can show it, onnxruntime-node's own optimised graph (skipped without
+// tools/ort/node_modules; a failure under CI=true).
+#include <filesystem>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "graph/test_models.h"
+#include "hase/kernels/kernel_list_builder.h"
+#include "testing.h"
+
+namespace hase {
+namespace {
+
+using hase::testing::ModelBuilder;
+using V = std::vector<std::string>;
+
+std::vector<std::string> Types(const KernelList& l) {
+  std::vector<std::string> t;
+  for (const auto& k : l.kernels) t.push_back(k.type);
+  return t;
+}
+
+KernelList Build(const std::string& path, KernelListOptions o) {
+  auto l = BuildKernelList(path, o);
+  EXPECT_TRUE(l.ok()) << path << ": " << l.status().ToString();
+  return l.ok() ? *l : KernelList{};
+}
+
+// onnxruntime-node's optimised graph (CPU EP, level extended) of `path` as kernel types, or
+// nullopt when onnxruntime-node is not installed (then the caller skips).
+std::optional<std::vector<std::string>> OrtCpuTypes(const std::string& path) {
+  const std::string root = hase::testing::SourceDir();
+  if (!std::filesystem::exists(root + "/tools/ort/node_modules/onnxruntime-node/package.json") ||
+      hase::testing::RunCommand("node --version").exit_code != 0) {
+    if (hase::testing::InCi()) ADD_FAILURE() << "onnxruntime-node missing under CI";
+    return std::nullopt;
+  }
+  auto r = hase::testing::RunCommand("node " + root + "/tools/ort/optimized_ops.js " + path);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  if (r.exit_code != 0) return std::vector<std::string>{};
+  std::vector<std::string> want;
+  const nlohmann::json doc = nlohmann::json::parse(r.out);  // outlives the loop
+  for (const auto& n : doc.at("nodes")) {
+    std::string t = n.at("op_type").get<std::string>();
+    if (n.contains("activation")) t += "(" + n.at("activation").get<std::string>() + ")";
+    want.push_back(t);
+  }
+  return want;
+}
+
+// x[N,8,16,16] → Conv 3x3 (+ Relu) → c
+ModelBuilder ConvRelu(int32_t dtype = 1) {
+  ModelBuilder b;
+  b.Input("x", {"N", "8", "16", "16"}, dtype).Weight("w", {8, 8, 3, 3}, false, dtype);
+  b.Weight("b", {8}, false, dtype);
+  auto* c = b.Node("Conv", {"x", "w", "b"}, {"conv"});
+  ModelBuilder::Ints(c, "kernel_shape", {3, 3});
+  ModelBuilder::Ints(c, "pads", {1, 1, 1, 1});
+  b.Node("Relu", {"conv"}, {"c"});
+  return b;
+}
+
+// c → Shape → Gather(index) → Unsqueeze([0]) → Concat(order) → Reshape(c, ·) → y
+ModelBuilder ShapeChain(int64_t index, bool gathered_first) {
+  ModelBuilder b = ConvRelu();
+  b.Int64Scalar("idx", index).Int64Const("axes0", {0}).Int64Const("rest", {-1});
+  b.Node("Shape", {"c"}, {"s"});
+  auto* g = b.Node("Gather", {"s", "idx"}, {"d"});
+  ModelBuilder::Int(g, "axis", 0);
+  b.Node("Unsqueeze", {"d", "axes0"}, {"u"});
+  auto* cat = b.Node("Concat", gathered_first ? V{"u", "rest"} : V{"rest", "u"}, {"t"});
+  ModelBuilder::Int(cat, "axis", 0);
+  b.Node("Reshape", {"c", "t"}, {"y"});
+  b.Output("y");
+  return b;
+}
+
+// x.view(x.size(0), -1): ORT's ReshapeFusion turns the chain into Reshape(c, [0, -1]).
+TEST(FrontEndCases, ViewFlattenShapeChainFoldsIntoReshape) {
+  const std::string path = ShapeChain(0, /*gathered_first=*/true).Write("view_flatten.onnx");
+  for (const char* profile : {"ort-cpu", "ort-cuda"}) {
+    const KernelList l = Build(path, {.batch = 4, .profile = profile});
+    EXPECT_EQ(Types(l), (V{"FusedConv(Relu)", "Reshape"})) << profile;
+    ASSERT_EQ(l.kernels.size(), 2u);
+    EXPECT_EQ(l.kernels[1].outputs[0].shape, (std::vector<int64_t>{4, 2048}));
+    EXPECT_FALSE(l.kernels[1].cpu_placed);
+  }
+  EXPECT_EQ(Types(Build(path, {.profile = "none"})),
+            (V{"Conv", "Relu", "Shape", "Gather", "Unsqueeze", "Concat", "Reshape"}));
+  if (auto ort = OrtCpuTypes(path)) {
+    EXPECT_EQ(Types(Build(path, {.profile = "ort-cpu"})), *ort);
+  }
+}
+
+// A shape chain ReshapeFusion cannot fold stays; the CUDA EP runs it on the host.
+TEST(FrontEndCases, UnfoldedShapeChainIsCpuPlacedUnderOrtCuda) {
+  const std::string path = ShapeChain(0, /*gathered_first=*/false).Write("shape_chain.onnx");
+  const V want = {"FusedConv(Relu)", "Shape", "Gather", "Unsqueeze", "Concat", "Reshape"};
+  const KernelList cuda = Build(path, {.batch = 2, .profile = "ort-cuda"});
+  ASSERT_EQ(Types(cuda), want);
+  std::vector<bool> placed;
+  for (const auto& k : cuda.kernels) placed.push_back(k.cpu_placed);
+  EXPECT_EQ(placed, (std::vector<bool>{false, true, true, true, true, false}));
+  const KernelList cpu = Build(path, {.batch = 2, .profile = "ort-cpu"});
+  EXPECT_EQ(Types(cpu), want);
+  for (const auto& k : cpu.kernels) EXPECT_FALSE(k.cpu_placed) << k.type;
+  if (auto ort = OrtCpuTypes(path)) EXPECT_EQ(Types(cpu), *ort);
+}
+
+// Reshape(x, [1, 256]) after a batch-carrying tensor: valid at batch 1 only (ORT fails at run
+// time at any other batch); Reshape(x, [-1, 512]) needs an even batch.
+TEST(FrontEndCases, ReshapeThatPinsTheBatch) {
+  ModelBuilder b;
+  b.Input("x", {"N", "256", "1", "1"}).Int64Const("shape", {1, 256});
+  b.Node("Reshape", {"x", "shape"}, {"y"});
+  b.Output("y");
+  const std::string path = b.Write("pinned_batch.onnx");
+  const KernelList one = Build(path, {});
+  EXPECT_EQ(one.batch_validity, "valid only at batch 1");
+  ASSERT_FALSE(one.warnings.empty());
+  EXPECT_NE(one.warnings.back().find("valid only at batch 1"), std::string::npos);
+  auto at64 = BuildKernelList(path, {.batch = 64});
+  ASSERT_FALSE(at64.ok());
+  EXPECT_TRUE(at64.status().IsInvalidArgument());
+  EXPECT_NE(at64.status().message().find("batch 64 does not fit the model: it is valid only at "
+                                         "batch 1"), std::string::npos) << at64.status().ToString();
+  EXPECT_NE(at64.status().ToString().find("pass --batch 1"), std::string::npos);
+  auto cli = hase::testing::RunCommand(hase::testing::HaseBin() + " kernels " + path +
+                                       " --batch 64");
+  EXPECT_EQ(cli.exit_code, 2);
+  EXPECT_NE(cli.err.find("pass --batch 1"), std::string::npos) << cli.err;
+
+  ModelBuilder e;
+  e.Input("x", {"N", "256"}).Int64Const("shape", {-1, 512});
+  e.Node("Reshape", {"x", "shape"}, {"y"});
+  e.Output("y");
+  const std::string even = e.Write("even_batch.onnx");
+  EXPECT_EQ(Build(even, {.batch = 4}).batch_validity,
+            "valid at batch sizes that are multiples of 2");
+  auto odd = BuildKernelList(even, {.batch = 3});
+  ASSERT_FALSE(odd.ok());
+  EXPECT_NE(odd.status().ToString().find("multiple of 2"), std::string::npos);
+
+  // A dynamic flatten pins nothing.
+  EXPECT_EQ(Build(ShapeChain(0, true).Write("free_batch.onnx"), {.batch = 7}).batch_validity,
+            "valid at any batch size");
+}
+
+// ORT's CUDA conv-activation fusion is fp32-only (ConvFusionDataTypeCheck); the CPU EP of
+// onnxruntime 1.30 does not fuse an fp16 x·sigmoid(x) into QuickGelu.
+TEST(FrontEndCases, PrecisionConditions) {
+  ModelBuilder h = ConvRelu(/*dtype=*/10);
+  h.Output("c", 10);
+  const std::string fp16 = h.Write("conv_relu_fp16.onnx");
+  EXPECT_EQ(Types(Build(fp16, {.profile = "ort-cuda"})), (V{"Conv", "Relu"}));
+  EXPECT_EQ(Types(Build(fp16, {.profile = "ort-cpu"})), (V{"Conv", "Relu"}));
+  ModelBuilder f = ConvRelu();
+  f.Output("c");
+  EXPECT_EQ(Types(Build(f.Write("conv_relu_fp32.onnx"), {.profile = "ort-cuda"})),
+            (V{"FusedConv(Relu)"}));
+
+  ModelBuilder s;
+  s.Input("x", {"N", "16"}, 10);
+  s.Node("Sigmoid", {"x"}, {"sg"});
+  s.Node("Mul", {"x", "sg"}, {"y"});
+  s.Output("y", 10);
+  const std::string silu = s.Write("silu_fp16.onnx");
+  EXPECT_EQ(Types(Build(silu, {.profile = "ort-cpu"})), (V{"Sigmoid", "Mul"}));
+  EXPECT_EQ(Types(Build(silu, {.profile = "ort-cuda"})), (V{"QuickGelu"}));
+}
+
+// Zero Pad → AveragePool(count_include_pad = 0) and → MaxPool: ORT fuses both (PadFusion);
+// hase copies it and says that the results change.
+TEST(FrontEndCases, PadIntoPoolingFusedAndFlagged) {
+  for (const char* pool : {"AveragePool", "MaxPool"}) {
+    ModelBuilder b;
+    b.Input("x", {"N", "4", "8", "8"}).Int64Const("pads", {0, 0, 1, 1, 0, 0, 1, 1});
+    b.Node("Pad", {"x", "pads"}, {"p"});
+    auto* n = b.Node(pool, {"p"}, {"y"});
+    ModelBuilder::Ints(n, "kernel_shape", {3, 3});
+    ModelBuilder::Ints(n, "pads", {0, 0, 0, 0});
+    if (std::string(pool) == "AveragePool") ModelBuilder::Int(n, "count_include_pad", 0);
+    b.Output("y");
+    const std::string path = b.Write(std::string("pad_") + pool + ".onnx");
+    const KernelList l = Build(path, {.profile = "ort-cpu"});
+    EXPECT_EQ(Types(l), (V{pool}));
+    ASSERT_EQ(l.kernels.size(), 1u);
+    EXPECT_EQ(l.kernels[0].attributes.at("pads"), (std::vector<int64_t>{1, 1, 1, 1}));
+    bool flagged = false;
+    for (const auto& w : l.warnings) flagged = flagged || w.find("PadFusion") != std::string::npos;
+    EXPECT_TRUE(flagged) << pool;
+    if (auto ort = OrtCpuTypes(path)) EXPECT_EQ(Types(l), *ort) << pool;
+  }
+}
+
+// A transformer MLP as torch 1.13 exports it (opset 13): F.layer_norm decomposed, Linear on a
+// 3-D activation (MatMul + Add), nn.GELU as Div → Erf → Add → Mul → Mul.
+TEST(FrontEndCases, LayerNormAndBiasGelu) {
+  ModelBuilder b;
+  b.Input("x", {"N", "4", "16"});
+  b.FloatConst("two", {}, {2.0f}).FloatConst("eps", {}, {1e-5f});
+  b.FloatConst("scale", {16}, std::vector<float>(16, 1.0f));
+  b.FloatConst("shift", {16}, std::vector<float>(16, 0.1f));
+  b.Weight("w", {16, 32}).FloatConst("bias", {32}, std::vector<float>(32, 0.1f));
+  b.FloatConst("sqrt2", {}, {1.4142135f}).FloatConst("one", {}, {1.0f});
+  b.FloatConst("half", {}, {0.5f});
+  ModelBuilder::Ints(b.Node("ReduceMean", {"x"}, {"m"}), "axes", {-1});
+  b.Node("Sub", {"x", "m"}, {"d"});
+  b.Node("Pow", {"d", "two"}, {"p"});
+  ModelBuilder::Ints(b.Node("ReduceMean", {"p"}, {"v"}), "axes", {-1});
+  b.Node("Add", {"v", "eps"}, {"ve"});
+  b.Node("Sqrt", {"ve"}, {"sd"});
+  b.Node("Div", {"d", "sd"}, {"n"});
+  b.Node("Mul", {"n", "scale"}, {"ns"});
+  b.Node("Add", {"ns", "shift"}, {"ln"});
+  b.Node("MatMul", {"ln", "w"}, {"mm"});
+  b.Node("Add", {"mm", "bias"}, {"h"});
+  b.Node("Div", {"h", "sqrt2"}, {"hd"});
+  b.Node("Erf", {"hd"}, {"e"});
+  b.Node("Add", {"e", "one"}, {"e1"});
+  b.Node("Mul", {"h", "e1"}, {"g"});
+  b.Node("Mul", {"g", "half"}, {"y"});
+  b.Output("y");
+  const std::string path = b.Write("ln_mlp.onnx");
+  const V want = {"LayerNormalization", "MatMul", "BiasGelu"};
+  for (const char* profile : {"ort-cpu", "ort-cuda"}) {
+    const KernelList l = Build(path, {.batch = 2, .profile = profile});
+    EXPECT_EQ(Types(l), want) << profile;
+    ASSERT_EQ(l.kernels.size(), 3u);
+    EXPECT_EQ(l.kernels[0].attributes.at("axis"), (std::vector<int64_t>{2}));
+    EXPECT_EQ(l.kernels[0].source_nodes.size(), 9u);
+    EXPECT_EQ(l.kernels[2].source_nodes.size(), 6u);  // bias Add + 5 GELU nodes
+    EXPECT_EQ(l.kernels[2].outputs[0].shape, (std::vector<int64_t>{2, 4, 32}));
+  }
+  EXPECT_EQ(Build(path, {.profile = "none"}).kernels.size(), 16u);
+  if (auto ort = OrtCpuTypes(path)) EXPECT_EQ(Types(Build(path, {.profile = "ort-cpu"})), *ort);
+}
+
+TEST(FrontEndCases, KernelsJsonNamesTheOrtRelease) {
+  ModelBuilder f = ConvRelu();
+  f.Output("c");
+  const std::string path = f.Write("release.onnx");
+  EXPECT_EQ(Build(path, {.profile = "ort-cpu"}).ort_release,
+            "onnxruntime-node 1.30.0 (CPU EP, level extended)");
+  EXPECT_EQ(Build(path, {.profile = "ort-cuda"}).ort_release, "onnxruntime 1.18.1 (CUDA EP)");
+  EXPECT_EQ(Build(path, {.profile = "none"}).ort_release, "");
+  auto r = hase::testing::RunCommand(hase::testing::HaseBin() + " kernels " + path +
+                                     " --format json --profile ort-cpu");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("ort_release"), "onnxruntime-node 1.30.0 (CPU EP, level extended)");
+  EXPECT_EQ(j.at("batch_validity"), "valid at any batch size");
+  EXPECT_EQ(j.at("kernels").at(0).at("cpu_placed"), false);
+}
+
+}  // namespace
+}  // namespace hase
