@@ -362,9 +362,13 @@ Command AddServeCommand(CLI::App& parent) {
   a.add_option("--tls-cert", flags->tls_cert, "PEM certificate chain: serve HTTPS (with --tls-key)");
   a.add_option("--tls-key", flags->tls_key, "PEM private key of --tls-cert");
   a.add_option("--max-connections", flags->max_connections,
-               "Open connections; over it the oldest idle or slow one is closed")->capture_default_str();
+               "Open connections; over it the oldest idle or slow one is closed")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
   a.add_option("--request-deadline", flags->request_deadline_s,
-               "Seconds a request's line, headers and body may take to arrive")->capture_default_str();
+               "Seconds a request's line, headers and body may take to arrive")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
 #ifdef HASE_SERVE_AVAILABLE
   c.run = [flags] { return Run(*flags); };
 #else
