@@ -182,6 +182,10 @@ TEST_F(ApiTest, GpusMetricsHealthAndFailure) {
   g = Get("/v1/gpus");
   EXPECT_EQ(g["gpus"][0]["health"], "failed");
   int status = 0;
+  Post("/v1/gpus/99999999999999999999/fail", "{}", &status);  // beyond int64: 400, never a 500
+  EXPECT_EQ(status, 400);
+  Post("/v1/gpus/4294967296/recover", "{}", &status);  // beyond int: no such GPU
+  EXPECT_EQ(status, 404);
   Post("/v1/gpus/9/fail", "{}", &status);
   EXPECT_EQ(status, 404);
   Post("/v1/gpus/0/recover", "{}", &status);

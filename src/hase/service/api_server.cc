@@ -3,6 +3,8 @@
 #include <chrono>
 #include <cmath>
 
+#include <limits>
+
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -33,12 +35,19 @@ void SendError(httplib::Response& res, const Status& s, int status = 0) {
            json{{"error", {{"code", CodeName(s.code())}, {"message", s.message()}, {"where", s.where()}, {"hint", s.hint()}}}});
 }
 
-Result<int64_t> IdOf(const httplib::Request& req) {
+Result<int64_t> IdOf(const httplib::Request& req, const char* what = "task") {
   try {
     return std::stoll(req.matches[1].str());
   } catch (const std::exception&) {
-    return Status::InvalidArgument("bad task id '" + req.matches[1].str() + "'");
+    return Status::InvalidArgument(std::string("bad ") + what + " id '" + req.matches[1].str().substr(0, 32) + "'");
   }
+}
+
+// A GPU id: NotFound for one out of int range (no such GPU), never an exception (was a 500).
+Result<int> GpuIdOf(const httplib::Request& req) {
+  HASE_ASSIGN_OR_RETURN(int64_t id, IdOf(req, "GPU"));
+  if (id > std::numeric_limits<int>::max()) return Status::NotFound("no GPU " + std::to_string(id));
+  return static_cast<int>(id);
 }
 
 json GpuJson(const GpuView& g) {
@@ -217,12 +226,16 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions option
     return body.is_object() ? body.value("reason", std::string()) : std::string();
   };
   post(R"(/v1/gpus/(\d+)/fail)", kMutate, [this, reason_of](const httplib::Request& req, httplib::Response& res) {
-    Result<int> n = daemon_.MarkGpuFailed(std::stoi(req.matches[1].str()), reason_of(req));
+    Result<int> gpu = GpuIdOf(req);
+    if (!gpu.ok()) return SendError(res, gpu.status());
+    Result<int> n = daemon_.MarkGpuFailed(*gpu, reason_of(req));
     if (!n.ok()) return SendError(res, n.status());
     SendJson(res, 200, json{{"requeued", *n}});
   });
   post(R"(/v1/gpus/(\d+)/recover)", kMutate, [this](const httplib::Request& req, httplib::Response& res) {
-    Status st = daemon_.RecoverGpu(std::stoi(req.matches[1].str()));
+    Result<int> gpu = GpuIdOf(req);
+    if (!gpu.ok()) return SendError(res, gpu.status());
+    Status st = daemon_.RecoverGpu(*gpu);
     if (!st.ok()) return SendError(res, st);
     SendJson(res, 200, json{{"recovered", true}});
   });
