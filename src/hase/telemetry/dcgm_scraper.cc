@@ -133,12 +133,6 @@ TelemetryHealth DcgmScraper::Health() const {
       h.reasons.push_back(fmt::format("telemetry: {} gpu {} stale ({:.0f} s old > {:.0f} s)", g.key.host,
                                       g.key.index, g.load.age_s, options_.stale_after_s));
     }
-    if (g.fields == 0) {  // every load field blank (DCGM sentinels) or absent: nothing to use
-      h.reasons.push_back(fmt::format(
-          "telemetry: {} gpu {} reports no load value (every field blank: DCGM sentinels or profiling "
-          "metrics off); it is scheduled analytic-only",
-          g.key.host, g.key.index));
-    }
   }
   h.degraded = !h.reasons.empty();
   return h;
