@@ -43,6 +43,18 @@ TEST(KernelsCli, TableCsvAndProfiles) {
   EXPECT_EQ(std::count(n.out.begin(), n.out.end(), '\n'), 1 + 28);
 }
 
+// A flatten into a Gemm exported for 224×224 (fc.weight 10×100352) fed 320×320 (K = 204800):
+// ONNX shape inference accepts it; ORT fails at run time; hase names the Gemm (new-user trial).
+TEST(KernelsCli, InputSizeTheGemmWasNotExportedForIsAnError) {
+  auto ok = Kernels(Zoo("view_flatten_cnn"));
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  auto r = Kernels(Zoo("view_flatten_cnn") + " --input-shape 3x320x320");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("node '/fc/Gemm' (Gemm): inner dimensions differ"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("K = 204800"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("K = 100352"), std::string::npos) << r.err;
+}
+
 TEST(KernelsCli, MissingFile) {
   auto r = Kernels("/nonexistent/m.onnx");
   EXPECT_EQ(r.exit_code, 3);

@@ -331,10 +331,24 @@ TEST_F(ApiTest, AdviseNamesTheGpuOfEarliestCompletionWithoutSubmitting) {
   EXPECT_EQ(a["native"], "");  // no backend: no native name
   EXPECT_GT(a["predicted_end_s"].get<double>(), 0);
   EXPECT_TRUE(daemon_->List(std::nullopt, 10).empty());  // nothing was submitted
-  // A model no GPU can host: 404 with a hint; a bad body: 400.
-  auto none = client_->Post("/v1/advise", R"({"model":"nosuchmodel"})", "application/json");
+  // A model nobody can predict: 400, as POST /v1/tasks; one no GPU can host now: 404.
+  auto unknown = client_->Post("/v1/advise", R"({"model":"nosuchmodel"})", "application/json");
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->status, 400) << unknown->body;
+  EXPECT_NE(unknown->body.find("cannot be predicted"), std::string::npos) << unknown->body;
+  auto none = client_->Post("/v1/advise", R"({"model":"resnet50","memory_mib":1000000})", "application/json");
   ASSERT_TRUE(none);
   EXPECT_EQ(none->status, 404) << none->body;
+  // Errors cpp-httplib answers itself carry the JSON error body too (found by a new-user trial).
+  auto nope = client_->Get("/v1/nope");
+  ASSERT_TRUE(nope);
+  EXPECT_EQ(nope->status, 404);
+  EXPECT_NE(json::parse(nope->body, nullptr, false)["error"]["message"].get<std::string>().find("no such endpoint"),
+            std::string::npos) << nope->body;
+  auto big = client_->Post("/v1/tasks", std::string(2 << 20, ' '), "application/json");
+  ASSERT_TRUE(big);
+  EXPECT_EQ(big->status, 413);
+  EXPECT_TRUE(json::parse(big->body, nullptr, false).contains("error")) << big->body;
   auto bad = client_->Post("/v1/advise", R"({"model":"resnet50","num_batchs":3})", "application/json");
   ASSERT_TRUE(bad);
   EXPECT_EQ(bad->status, 400) << bad->body;

@@ -6,6 +6,9 @@
 //              sizes, counts as absent.
 //   Upsample   a scale < 1 (ONNX spec, Upsample-7/9: "each scale must be >= 1"); scales from the
 //              attribute (opset 7) or a constant input (opset 9).
+//   Gemm, MatMul the contracted dims of both inputs differ where both are known (ONNX Gemm/MatMul
+//              spec; shape inference does not compare them): a model fed another input size than
+//              it was exported for.
 #pragma once
 
 #include <string>

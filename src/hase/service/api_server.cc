@@ -124,6 +124,22 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions option
                  res.status, req.body.size(), res.body.size(), req.remote_addr);
     });
   }
+  // Errors cpp-httplib answers itself (no route, a POST without Content-Length, a body over the
+  // limit) get the same JSON error body as ours instead of an empty one.
+  s.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;  // a handler's own error
+    std::string msg = "request refused", hint;
+    if (res.status == 404) {
+      msg = "no such endpoint: " + req.method + " " + req.path.substr(0, 128);
+      hint = "see docs/service.md for the REST API";
+    } else if (res.status == 413) {
+      msg = "request body over " + std::to_string(kMaxBodyBytes) + " bytes";
+    } else if (res.status == 400) {
+      msg = "malformed request";
+      hint = "a POST needs a Content-Length header: send a JSON body, '{}' when empty";
+    }
+    SendJson(res, res.status, json{{"error", {{"code", "http"}, {"message", msg}, {"where", req.path.substr(0, 128)}, {"hint", hint}}}});
+  });
   // Every handler: not evictable from here on (GuardedServer::MarkBusy), then the access check.
   using Handler = httplib::Server::Handler;
   auto guard = [this](Access access, Handler h) {

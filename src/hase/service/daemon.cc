@@ -1054,6 +1054,11 @@ Result<Advice> Daemon::Advise(const TaskSpec& submitted) const {
   TaskRecord probe;
   probe.spec = submitted;
   if (probe.spec.runtime.empty()) probe.spec.runtime = options_.default_runtime;
+  // A model nobody can predict is a bad request, as for POST /v1/tasks (not "no GPU now").
+  if (Status st = CheckPredictable(probe.ToSchedTask()); !st.ok()) {
+    return Status::InvalidArgument("model '" + submitted.model + "' cannot be predicted: " + st.message(), "model",
+                                   "name a model of the daemon's model directory (--models) or latency table");
+  }
   const std::vector<double> completion = PredictCompletion(probe.ToSchedTask());
   int best = -1;
   for (const sched::Gpu& g : cluster_.gpus) {

@@ -225,8 +225,9 @@ class Daemon {
   // oracle's error for the first type (e.g. NotFound: the model is not in the model directory).
   Status CheckPredictable(const sched::Task& task) const;
   // The GPU with the earliest predicted completion of `spec` on the live state (the
-  // extender's criterion; PredictCompletion), without submitting anything. Errors: NotFound
-  // when no GPU can host it (unknown model, too little memory everywhere).
+  // extender's criterion; PredictCompletion), without submitting anything. Errors:
+  // InvalidArgument for a model no GPU type can predict (as Submit), NotFound when no GPU can
+  // host it now (too little memory everywhere, failed GPUs).
   Result<Advice> Advise(const TaskSpec& spec) const;
   // Records a placement decided by kube-scheduler: a running task on the best GPU of `node`.
   // Idempotent by spec.key. Errors: NotFound (node), InvalidArgument (nothing fits there).
