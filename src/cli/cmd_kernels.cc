@@ -5,6 +5,7 @@
 #include "cli/command.h"
 #include "hase/kernels/kernel_list_builder.h"
 #include "hase/kernels/kernel_list_format.h"
+#include "hase/sched/task_limits.h"
 
 namespace hase::cli {
 namespace {
@@ -21,7 +22,10 @@ struct KernelsFlags {
 
 int RunKernels(const KernelsFlags& f) {
   KernelListOptions o;
-  if (f.batch < 1) return Fail(Status::InvalidArgument("--batch must be >= 1", "--batch"));
+  // The batch range of `hase predict`, workload files and POST /v1/tasks (sched/task_limits.h).
+  if (Status st = sched::CheckTaskField("batch_size", static_cast<double>(f.batch), "--batch"); !st.ok()) {
+    return Fail(st);
+  }
   o.batch = f.batch;
   o.profile = f.profile;
   o.strict = f.strict;

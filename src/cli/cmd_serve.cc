@@ -333,7 +333,7 @@ Command AddServeCommand(CLI::App& parent) {
   a.add_option("--stale-after", flags->stale_after_s, "DCGM readings older than this make /healthz degraded (s)");
   a.add_option("--load-max-age", flags->load_max_age_s, "DCGM readings older than this are ignored (s)");
   a.add_flag("--executor", flags->executor, "Run task commands here (standalone mode; the local backend)");
-  a.add_option("--backend", flags->backend, "Where tasks run: local (--executor, default) or slurm (sbatch)")
+  a.add_option("--backend", flags->backend, "Where tasks run: local (with --executor; without it tasks run elsewhere and are reported through the API) or slurm (sbatch)")
       ->check(CLI::IsMember({"local", "slurm"}));
   a.add_option("--slurm-partition", flags->slurm_partition, "Slurm partition to discover and submit to (default: Slurm's)");
   a.add_option("--slurm-gres-type", flags->slurm_gres_types,
