@@ -53,6 +53,13 @@ LoadSnapshot SubtractOwn(LoadSnapshot s, double own_demand) {
   return s;
 }
 
+// The 400 for a model no GPU type of the cluster can price (Submit, Advise).
+Status UnpredictableModel(const std::string& model, const Status& why) {
+  return Status::InvalidArgument("model '" + model + "' cannot be predicted: " + why.message(), "model",
+                                 why.hint().empty() ? "name a model of the daemon's model directory (--models) or latency table"
+                                                    : why.hint());
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Daemon>> Daemon::Create(sched::Cluster cluster,
@@ -597,11 +604,7 @@ Result<TaskStore::Inserted> Daemon::Submit(const TaskSpec& submitted) {
   {
     TaskRecord probe;
     probe.spec = spec;
-    if (Status s = CheckPredictable(probe.ToSchedTask()); !s.ok()) {
-      return Status::InvalidArgument("model '" + spec.model + "' cannot be predicted: " + s.message(), "model",
-                                     s.hint().empty() ? "name a model of the daemon's model directory (--models) or latency table"
-                                                      : s.hint());
-    }
+    if (Status s = CheckPredictable(probe.ToSchedTask()); !s.ok()) return UnpredictableModel(spec.model, s);
   }
   Result<TaskStore::Inserted> inserted = store_->Insert(spec, Now());
   std::lock_guard<std::mutex> lock(mu_);
@@ -1054,17 +1057,14 @@ Result<Advice> Daemon::Advise(const TaskSpec& submitted) const {
   TaskRecord probe;
   probe.spec = submitted;
   if (probe.spec.runtime.empty()) probe.spec.runtime = options_.default_runtime;
-  // A model nobody can predict is a bad request, as for POST /v1/tasks (not "no GPU now").
-  if (Status st = CheckPredictable(probe.ToSchedTask()); !st.ok()) {
-    return Status::InvalidArgument("model '" + submitted.model + "' cannot be predicted: " + st.message(), "model",
-                                   "name a model of the daemon's model directory (--models) or latency table");
-  }
   const std::vector<double> completion = PredictCompletion(probe.ToSchedTask());
   int best = -1;
   for (const sched::Gpu& g : cluster_.gpus) {
     if (std::isfinite(completion[g.id]) && (best < 0 || completion[g.id] < completion[best])) best = g.id;
   }
   if (best < 0) {
+    // A model nobody can predict is a bad request, as for POST /v1/tasks (not "no GPU now").
+    if (Status st = CheckPredictable(probe.ToSchedTask()); !st.ok()) return UnpredictableModel(submitted.model, st);
     return Status::NotFound("no GPU can host model '" + submitted.model + "' now", "advise",
                             "check the model name and memory_mib; GET /v1/gpus shows the GPUs");
   }

@@ -186,8 +186,12 @@ Result<json> Extender::Filter(std::string_view body) {
     TaskRecord tmp;
     tmp.spec = *spec;
     std::map<std::string, double> c = NodeCompletion(daemon_, daemon_.PredictCompletion(tmp.ToSchedTask()), spec->gpus);
-    // Why no GPU can host it, when the reason is the model rather than the nodes.
-    const Status predictable = daemon_.CheckPredictable(tmp.ToSchedTask());
+    // Why no GPU can host it, when the reason is the model rather than the nodes (asked only
+    // when some node cannot host it: the profiles are not built twice per filter otherwise).
+    Status predictable = Status::OK();
+    if (std::any_of(c.begin(), c.end(), [](const auto& nc) { return !std::isfinite(nc.second); })) {
+      predictable = daemon_.CheckPredictable(tmp.ToSchedTask());
+    }
     for (size_t i = 0; i < cands->names.size(); ++i) {
       const std::string& n = cands->names[i];
       auto it = c.find(n);
