@@ -20,6 +20,7 @@
 #define HASE_SERVE_AVAILABLE 1
 #include "hase/hw/gpu_catalog.h"
 #include "hase/sched/cluster_file.h"
+#include "hase/service/mig_telemetry.h"
 #include "hase/service/api_server.h"
 #include "hase/service/daemon.h"
 #include "hase/service/extender.h"
@@ -200,6 +201,7 @@ int Run(const ServeFlags& f) {
   }
   telemetry::NodeMap nodes;
   for (const sched::Gpu& g : cluster->gpus) nodes.nodes.insert(g.node);
+  nodes.mig = service::DeclaredMigInstances(*cluster);  // MIG series → instances, for /healthz
   for (const std::string& t : f.gpu_node) {
     auto un = telemetry::ParseUuidNode(t);
     if (!un.ok()) return Fail(un.status());

@@ -97,6 +97,7 @@ Daemon::Daemon(sched::Cluster cluster, std::shared_ptr<const sched::LatencyOracl
                DaemonOptions options, const telemetry::LoadSource* scraper,
                std::unique_ptr<TaskStore> store, std::unique_ptr<Backend> backend)
     : cluster_(std::move(cluster)),
+      mig_decls_(DeclaredMigInstances(cluster_)),
       oracle_(std::move(oracle)),
       options_(std::move(options)),
       load_(scraper),
@@ -302,7 +303,7 @@ void Daemon::RefreshGpusLocked(double now) {
     }
     const sched::Gpu& gpu = cluster_.gpus[g];
     std::optional<telemetry::GpuObservation> obs;
-    if (load_) obs = load_->table().Get({gpu.node, gpu.index}, now);
+    if (load_) obs = LiveObservation(load_->table(), cluster_, mig_decls_, static_cast<int>(g), now);
     if (!obs || obs->fields == 0 || obs->load.age_s > options_.load_max_age_s) {
       live.load_used = live.settling = false;  // none, or too old: analytic-only
       live.foreign_mib = 0;
@@ -811,6 +812,8 @@ std::vector<GpuView> Daemon::Gpus() const {
     v.id = g.id;
     v.node = g.node;
     v.index = g.index;
+    v.label = cluster_.GpuLabel(g.id);
+    v.mig_profile = g.mig_profile;
     v.type = cluster_.types[g.type].name;
     v.failed = failed_gpus_.count(g.id) > 0;
     v.running = static_cast<int>(s.running.size());
@@ -829,7 +832,7 @@ std::vector<GpuView> Daemon::Gpus() const {
     } else {
       v.memory_used_mib = v.memory_hase_mib;
     }
-    if (load_) v.live = load_->table().Get({g.node, g.index}, now);
+    if (load_) v.live = LiveObservation(load_->table(), cluster_, mig_decls_, g.id, now);
     v.load_used = live_[g.id].load_used;
     v.background_sm = s.background.EffectiveSmActive();
     v.projected_finish_s = state_.finish_ms.empty() ? 0 : ToS(state_.finish_ms[g.id]);

@@ -79,6 +79,7 @@
 #include "hase/sched/policy.h"
 #include "hase/service/backend.h"
 #include "hase/service/metrics.h"
+#include "hase/service/mig_telemetry.h"
 #include "hase/service/task_record.h"
 #include "hase/service/task_store.h"
 #include "hase/telemetry/load_source.h"
@@ -135,7 +136,9 @@ struct PlacementWhy {
 struct GpuView {
   int id = 0;
   std::string node;
-  int index = 0;
+  int index = 0;          // physical GPU index on the node (a MIG instance: its GPU's)
+  std::string label;      // Cluster::GpuLabel: "node/0", "node/0/mig2-1g.5gb"
+  std::string mig_profile;  // MIG instance: its profile, "1g.5gb"; "" = whole GPU
   std::string type;
   bool failed = false;
   int running = 0, queued = 0;
@@ -299,6 +302,7 @@ class Daemon {
 
   // Fixed at construction.
   const sched::Cluster cluster_;
+  const MigDeclarations mig_decls_;  // DeclaredMigInstances(cluster_)
   const std::shared_ptr<const sched::LatencyOracle> oracle_;
   const DaemonOptions options_;
   const telemetry::LoadSource* const load_;  // may be null

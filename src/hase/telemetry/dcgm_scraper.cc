@@ -45,7 +45,7 @@ Status DcgmScraper::ScrapeTargetLocked(size_t i, double now) {
         st = Status::Parse("no DCGM GPU series in the response", t.url,
                            "is this a dcgm-exporter /metrics endpoint?");
       } else {
-        gpus = static_cast<int>(g.gpus.size());
+        for (const GpuObservation& o : g.gpus) gpus += o.key.gpu_instance < 0 ? 1 : 0;
         unresolved = ResolveNodes(g.gpus, options_.nodes, t.node, t.url);
         table_.Update(g.gpus);
       }
@@ -126,9 +126,10 @@ TelemetryHealth DcgmScraper::Health() const {
     }
   }
   const std::vector<GpuObservation> all = table_.All(now);
-  AddFieldHealth(all, h);
+  AddFieldHealth(all, h, options_.nodes);
   for (const GpuObservation& g : all) {
     h.max_age_s = std::max(h.max_age_s, g.load.age_s);
+    if (g.key.gpu_instance >= 0) continue;  // dated as its GPU, which is reported
     if (g.load.age_s > options_.stale_after_s) {
       h.reasons.push_back(fmt::format("telemetry: {} gpu {} stale ({:.0f} s old > {:.0f} s)", g.key.host,
                                       g.key.index, g.load.age_s, options_.stale_after_s));

@@ -46,7 +46,8 @@ Status PromLoadSource::RefreshOnce() {
     health_.last_error.clear();
     health_.last_success_s = now;
     health_.consecutive_failures = 0;
-    health_.gpus = static_cast<int>(got->size());
+    health_.gpus = 0;
+    for (const GpuObservation& o : *got) health_.gpus += o.key.gpu_instance < 0 ? 1 : 0;
     unresolved_ = std::move(unresolved);
   } else {
     health_.last_error = st.ToString();
@@ -91,9 +92,10 @@ TelemetryHealth PromLoadSource::Health() const {
     h.reasons.insert(h.reasons.end(), unresolved_.begin(), unresolved_.end());
   }
   const std::vector<GpuObservation> all = table_.All(now);
-  AddFieldHealth(all, h);
+  AddFieldHealth(all, h, options_.nodes);
   for (const GpuObservation& g : all) {
     h.max_age_s = std::max(h.max_age_s, g.load.age_s);
+    if (g.key.gpu_instance >= 0) continue;  // dated as its GPU, which is reported
     if (g.load.age_s > options_.stale_after_s) {
       h.reasons.push_back(fmt::format("telemetry: {} gpu {} stale ({:.0f} s old > {:.0f} s)", g.key.host,
                                       g.key.index, g.load.age_s, options_.stale_after_s));
