@@ -2,6 +2,7 @@
 // are missing, host labels resolve to cluster nodes, missing fields are named, and a refused
 // Prometheus query carries Prometheus's own message.
 #include <cmath>
+#include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -116,6 +117,19 @@ TEST(LiveTelemetry, MigInstancesAreObservationsOfTheirOwn) {
   EXPECT_EQ(inst[3].key.gpu_instance, 9);
   EXPECT_EQ(t.GetByUuid("GPU-4a9f3c1e-7d2b-4e8a-9c61-0b5d2e7f1a33", 100)->key.gpu_instance, -1);
   EXPECT_TRUE(t.Instances("node-a", 1, 100).empty());
+  // MIG reconfigured: the next read has only GPU_I_ID 2; 3, 7 and 9 leave the table.
+  std::string one;
+  std::istringstream in(kMigExposition);
+  for (std::string line; std::getline(in, line);) {
+    if (line[0] == '#' || line.find("GPU_I_ID=\"2\"") != std::string::npos) one += line + "\n";
+  }
+  GroupResult later = GroupDcgmSamples(Parse(one), "", 200, nullptr);
+  ASSERT_EQ(later.gpus.size(), 2u);
+  t.Update(later.gpus);
+  inst = t.Instances("node-a", 0, 200);
+  ASSERT_EQ(inst.size(), 1u);
+  EXPECT_EQ(inst[0].key.gpu_instance, 2);
+  EXPECT_EQ(t.Get({"node-a", 0}, 200)->mig_instances, 1);
 }
 
 TEST(LiveTelemetry, MigSeriesMatchDeclaredInstances) {

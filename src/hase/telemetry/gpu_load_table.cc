@@ -4,6 +4,7 @@
 #include <charconv>
 #include <chrono>
 #include <iterator>
+#include <set>
 
 #include "hase/telemetry/dcgm_fields.h"
 
@@ -184,6 +185,19 @@ GroupResult GroupDcgmSamples(std::span<const PromSample> samples, std::string_vi
 
 void GpuLoadTable::Update(std::span<const GpuObservation> gpus) {
   std::lock_guard<std::mutex> lock(mu_);
+  // A GPU read again drops the MIG instances this read no longer has (MIG reconfigured): one
+  // read carries all of a GPU's instances.
+  std::set<GpuKey> fresh;
+  for (const GpuObservation& g : gpus) fresh.insert(g.key);
+  for (const GpuObservation& g : gpus) {
+    if (g.key.gpu_instance >= 0) continue;
+    auto whole = gpus_.find(g.key);
+    if (whole != gpus_.end() && g.sample_time_s < whole->second.sample_time_s) continue;  // older read
+    for (auto it = gpus_.upper_bound(g.key); it != gpus_.end() && it->first.host == g.key.host &&
+                                              it->first.index == g.key.index;) {
+      it = fresh.count(it->first) ? std::next(it) : gpus_.erase(it);
+    }
+  }
   for (const GpuObservation& g : gpus) {
     auto it = gpus_.find(g.key);
     if (it == gpus_.end()) {

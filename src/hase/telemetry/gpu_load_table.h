@@ -86,7 +86,9 @@ class GpuLoadTable {
   GpuLoadTable(const GpuLoadTable&) = delete;
   GpuLoadTable& operator=(const GpuLoadTable&) = delete;
 
-  // Replaces the observation of each GPU in `gpus` if it is not older than the stored one.
+  // Replaces the observation of each GPU in `gpus` if it is not older than the stored one. A
+  // whole GPU's observation also removes that GPU's stored MIG instances absent from `gpus`
+  // (an instance destroyed or re-created under another GPU_I_ID).
   void Update(std::span<const GpuObservation> gpus);
 
   // The observation of one GPU with load.age_s = max(0, now_s - sample_time_s); std::nullopt
