@@ -19,7 +19,7 @@ struct GpuType {
   double memory_mib = 0;        // device memory, MiB
   double peak_fp32_tflops = 0;  // datasheet FP32 peak, TFLOP/s (fastest-gpu ranks by it)
   double dram_gbps = 0;         // datasheet DRAM bandwidth, GB/s (informational)
-  std::string mig_profile;      // a MIG instance type ("A100-SXM4-40GB-MIG-1g.5gb"): "1g.5gb"
+  std::string mig_profile{};    // a MIG instance type ("A100-SXM4-40GB-MIG-1g.5gb"): "1g.5gb"
 };
 
 // One schedulable GPU: a whole physical GPU, or one MIG instance of one (docs/scheduler.md,
@@ -35,7 +35,7 @@ struct Gpu {
   int type = 0;            // index into Cluster::types (a MIG instance: its derived type)
   double memory_mib = 0;   // usable memory, MiB (type's memory unless the file limits it)
   int max_tasks = 4;       // tasks that may share this GPU at once (co-location limit), >= 1
-  std::string mig_profile;    // MIG instance: GPU instance profile, "1g.5gb"; "" = whole GPU
+  std::string mig_profile{};  // MIG instance: GPU instance profile, "1g.5gb"; "" = whole GPU
   int mig_slot = -1;          // MIG instance: position in its GPU's `mig:` list, from 0
   int mig_gpu_instance = -1;  // MIG instance: GPU_I_ID the file pins it to (`gi:`), -1 = none
 
