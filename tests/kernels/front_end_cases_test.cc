@@ -4,11 +4,14 @@
 // the CPU EP can show it, onnxruntime-node's own optimised graph (skipped without
 // tools/ort/node_modules; a failure under CI=true).
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "graph/test_models.h"
+#include "hase/kernels/fusion_profile.h"
 #include "hase/kernels/kernel_list_builder.h"
 #include "testing.h"
 
@@ -246,7 +249,7 @@ TEST(FrontEndCases, KernelsJsonNamesTheOrtRelease) {
   const std::string path = f.Write("release.onnx");
   EXPECT_EQ(Build(path, {.profile = "ort-cpu"}).ort_release,
             "onnxruntime-node 1.30.0 (CPU EP, level extended)");
-  EXPECT_EQ(Build(path, {.profile = "ort-cuda"}).ort_release, "onnxruntime 1.18.1 (CUDA EP)");
+  EXPECT_EQ(Build(path, {.profile = "ort-cuda"}).ort_release, "onnxruntime 1.17.3 (CUDA EP)");
   EXPECT_EQ(Build(path, {.profile = "none"}).ort_release, "");
   auto r = hase::testing::RunCommand(hase::testing::HaseBin() + " kernels " + path +
                                      " --format json --profile ort-cpu");
@@ -255,6 +258,30 @@ TEST(FrontEndCases, KernelsJsonNamesTheOrtRelease) {
   EXPECT_EQ(j.at("ort_release"), "onnxruntime-node 1.30.0 (CPU EP, level extended)");
   EXPECT_EQ(j.at("batch_validity"), "valid at any batch size");
   EXPECT_EQ(j.at("kernels").at(0).at("cpu_placed"), false);
+  auto cuda = hase::testing::RunCommand(hase::testing::HaseBin() + " kernels " + path +
+                                        " --format json --profile ort-cuda");
+  ASSERT_EQ(cuda.exit_code, 0) << cuda.err;
+  EXPECT_EQ(nlohmann::json::parse(cuda.out).at("ort_release"), "onnxruntime 1.17.3 (CUDA EP)");
+}
+
+// The release names in the JSON are the ones the docs and the reference install state: the
+// ort-cpu name carries tools/ort/package.json's onnxruntime-node version, and
+// docs/kernels-json.md quotes both names verbatim.
+TEST(FrontEndCases, OrtReleaseNamesAgreeWithDocsAndReference) {
+  const std::string root = hase::testing::SourceDir();
+  std::ifstream pkg(root + "/tools/ort/package.json");
+  ASSERT_TRUE(pkg) << "tools/ort/package.json missing";
+  const std::string node_version =
+      nlohmann::json::parse(pkg).at("dependencies").at("onnxruntime-node").get<std::string>();
+  EXPECT_EQ(kernels::FusionProfileOrtRelease("ort-cpu"),
+            "onnxruntime-node " + node_version + " (CPU EP, level extended)");
+  std::ifstream md(root + "/docs/kernels-json.md");
+  ASSERT_TRUE(md) << "docs/kernels-json.md missing";
+  const std::string doc((std::istreambuf_iterator<char>(md)), std::istreambuf_iterator<char>());
+  for (const char* profile : {"ort-cuda", "ort-cpu"}) {
+    const std::string name = kernels::FusionProfileOrtRelease(profile);
+    EXPECT_NE(doc.find("`" + name + "`"), std::string::npos) << profile << ": " << name;
+  }
 }
 
 }  // namespace

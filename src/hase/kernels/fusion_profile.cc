@@ -39,7 +39,7 @@ void AddBasicRules(RuleList* r) {
 std::vector<std::string> FusionProfileNames() { return {"ort-cuda", "ort-cpu", "none"}; }
 
 std::string FusionProfileOrtRelease(const std::string& profile) {
-  if (profile == "ort-cuda") return "onnxruntime 1.18.1 (CUDA EP)";
+  if (profile == "ort-cuda") return "onnxruntime 1.17.3 (CUDA EP)";
   if (profile == "ort-cpu") return "onnxruntime-node 1.30.0 (CPU EP, level extended)";
   return "";
 }
