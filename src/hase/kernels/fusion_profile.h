@@ -4,8 +4,9 @@
 //
 //   ort-cuda (default)  ORT's CUDA execution provider, the kernels a GPU launches; reproduces
 //                       onnxruntime 1.17.3, the last release whose CUDA conv-activation fusion
-//                       fuses a residual Conv → Add → Relu (1.18.0–1.19.2 refuse it, PR #20282;
-//                       1.20.0 on has no CUDA FusedConv at all, PR #19470). Known deviation:
+//                       fuses a residual Conv → Add → Relu (1.18.0–1.19.2 refuse it, PR #20282,
+//                       in 1.18.0 by date; 1.20.0 on has no CUDA FusedConv, PR #19470; details
+//                       in rules/conv_activation_fusion.h). Known deviation:
 //                       Pad → AveragePool is fused (PadFusion gained it in July 2024, PR #21556).
 //   ort-cpu             ORT's CPU execution provider at level "extended" (no NCHWc layout);
 //                       reproduces onnxruntime-node 1.30.0 (tools/ort/package.json), checked
