@@ -22,11 +22,11 @@
 //   :L53-L77 (UpdatePaddingAttribute: adds the spatial pads and sets count_include_pad = 1 on an
 //   AveragePool, L74-L76), :L150-L189 (Apply: pads ≥ 0, zero on N and C); registered as a
 //   level-1 rewrite rule for every EP at graph_transformer_utils.cc:L136.
-//   Differs from v1.21.0 (pinned tags' text not read; docs/kernels-json.md "ORT sources"):
-//   hase does not look through a Cast between Pad and consumer (L132-L144); it fuses into an
-//   AveragePool with own pads and count_include_pad 0 (ORT refuses); it keeps count_include_pad
-//   as it was instead of setting it to 1 — so the fused AveragePool is exact in ORT and the
-//   "count_include_pad = 0" warning hase adds (kernel_list_builder.cc) does not hold for it.
+//   As v1.21.0, hase refuses an AveragePool with own non-zero pads and count_include_pad 0, and
+//   sets count_include_pad = 1 on the fused AveragePool (exact: the Pad's zeros count in the
+//   mean, so only MaxPool is flagged). Differs from v1.21.0 (pinned tags' text not read;
+//   docs/kernels-json.md "ORT sources"): hase does not look through a Cast between Pad and
+//   consumer (L132-L144).
 #pragma once
 
 #include "hase/kernels/fusion_rule.h"
