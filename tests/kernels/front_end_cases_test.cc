@@ -257,6 +257,121 @@ TEST(FrontEndCases, LayerNormAndBiasGelu) {
   if (auto ort = OrtCpuTypes(path)) EXPECT_EQ(Types(Build(path, {.profile = "ort-cpu"})), *ort);
 }
 
+// F.layer_norm over the last axis of `x` as torch 1.13 exports it (opset 13) → `y`; needs the
+// constants two, eps, `scale`, `shift`.
+void DecomposedLayerNorm(ModelBuilder& b, const std::string& x, const std::string& scale,
+                         const std::string& shift, const std::string& y) {
+  ModelBuilder::Ints(b.Node("ReduceMean", {x}, {x + "_m"}), "axes", {-1});
+  b.Node("Sub", {x, x + "_m"}, {x + "_d"});
+  b.Node("Pow", {x + "_d", "two"}, {x + "_p"});
+  ModelBuilder::Ints(b.Node("ReduceMean", {x + "_p"}, {x + "_v"}), "axes", {-1});
+  b.Node("Add", {x + "_v", "eps"}, {x + "_ve"});
+  b.Node("Sqrt", {x + "_ve"}, {x + "_sd"});
+  b.Node("Div", {x + "_d", x + "_sd"}, {x + "_n"});
+  b.Node("Mul", {x + "_n", scale}, {x + "_ns"});
+  b.Node("Add", {x + "_ns", shift}, {y});
+}
+
+// torchvision's ConvNeXt CNBlock, then a LayerNorm2d (as in its downsampling layers), exported
+// at opset 13: depthwise Conv → Transpose(0,2,3,1) → LayerNorm → Linear → GELU → Linear →
+// Transpose(0,3,1,2) → layer scale Mul → residual Add → Transpose → LayerNorm → Transpose.
+// ORT's TransposeOptimizer pushes the block's first Transpose through ReduceMean and Sub (then
+// the cost stops it: Pow's output leads to no Transpose), so the rest of that LayerNorm fuses as
+// SimplifiedLayerNormalization; it pushes the second through the layer-scale Mul (whose output
+// leads, via the residual Add, to the LayerNorm2d's Transpose) but not through the Add; the
+// LayerNorm2d's two Transposes meet and cancel, leaving its LayerNorm channels-first, unfused.
+TEST(FrontEndCases, ConvNextBlockTransposeOptimizer) {
+  ModelBuilder b;
+  b.Input("x", {"N", "8", "16", "16"});
+  b.Weight("dw", {8, 1, 7, 7}).Weight("dwb", {8});
+  b.FloatConst("two", {}, {2.0f}).FloatConst("eps", {}, {1e-6f});
+  b.Weight("g1", {8}).Weight("b1", {8}).Weight("g2", {8}).Weight("b2", {8});
+  b.Weight("w1", {8, 32}).Weight("bias1", {32}).Weight("w2", {32, 8}).Weight("bias2", {8});
+  b.Weight("gamma", {8, 1, 1});
+  b.FloatConst("sqrt2", {}, {1.4142135f}).FloatConst("one", {}, {1.0f});
+  b.FloatConst("half", {}, {0.5f});
+  auto* dw = b.Node("Conv", {"x", "dw", "dwb"}, {"c"});
+  ModelBuilder::Ints(dw, "kernel_shape", {7, 7});
+  ModelBuilder::Ints(dw, "pads", {3, 3, 3, 3});
+  ModelBuilder::Int(dw, "group", 8);
+  ModelBuilder::Ints(b.Node("Transpose", {"c"}, {"ct"}), "perm", {0, 2, 3, 1});
+  DecomposedLayerNorm(b, "ct", "g1", "b1", "ln");
+  b.Node("MatMul", {"ln", "w1"}, {"mm1"});
+  b.Node("Add", {"bias1", "mm1"}, {"h"});
+  b.Node("Div", {"h", "sqrt2"}, {"hd"});
+  b.Node("Erf", {"hd"}, {"e"});
+  b.Node("Add", {"e", "one"}, {"e1"});
+  b.Node("Mul", {"h", "e1"}, {"gl"});
+  b.Node("Mul", {"gl", "half"}, {"g"});
+  b.Node("MatMul", {"g", "w2"}, {"mm2"});
+  b.Node("Add", {"bias2", "mm2"}, {"o"});
+  ModelBuilder::Ints(b.Node("Transpose", {"o"}, {"ot"}), "perm", {0, 3, 1, 2});
+  b.Node("Mul", {"gamma", "ot"}, {"s"});
+  b.Node("Add", {"s", "x"}, {"r"});
+  ModelBuilder::Ints(b.Node("Transpose", {"r"}, {"rt"}), "perm", {0, 2, 3, 1});
+  DecomposedLayerNorm(b, "rt", "g2", "b2", "ln2");
+  ModelBuilder::Ints(b.Node("Transpose", {"ln2"}, {"y"}), "perm", {0, 3, 1, 2});
+  b.Output("y");
+  const std::string path = b.Write("convnext_block.onnx");
+  const V want = {"Conv", "ReduceMean", "Sub", "Transpose", "SimplifiedLayerNormalization",
+                  "Add", "MatMul", "BiasGelu", "MatMul", "Add", "Mul", "Transpose", "Add",
+                  "ReduceMean", "Sub", "Pow", "ReduceMean", "Add", "Sqrt", "Div", "Mul", "Add"};
+  for (int64_t batch : {1, 4}) {
+    const KernelList l = Build(path, {.batch = batch, .profile = "ort-cpu"});
+    EXPECT_EQ(Types(l), want) << "batch " << batch;
+    ASSERT_EQ(l.kernels.size(), want.size());
+    // The pushed ReduceMean now reduces the channels of the Conv's NCHW output.
+    EXPECT_EQ(l.kernels[1].attributes.at("axes"), (std::vector<int64_t>{1}));
+    EXPECT_EQ(l.kernels[1].outputs[0].shape, (std::vector<int64_t>{batch, 1, 16, 16}));
+    // The layer scale [8,1,1] is unsqueezed and transposed in place to channels-last.
+    EXPECT_EQ(l.kernels[10].inputs.size(), 1u);  // gamma is a weight, not an input
+    EXPECT_EQ(l.kernels[10].outputs[0].shape, (std::vector<int64_t>{batch, 16, 16, 8}));
+    // The LayerNorm2d's output keeps the graph output's name and NCHW shape.
+    EXPECT_EQ(l.kernels.back().outputs[0].name, "y");
+    EXPECT_EQ(l.kernels.back().outputs[0].shape, (std::vector<int64_t>{batch, 8, 16, 16}));
+  }
+  if (auto ort = OrtCpuTypes(path)) EXPECT_EQ(Types(Build(path, {.profile = "ort-cpu"})), *ort);
+}
+
+// RMSNorm as exported (x / sqrt(mean(x²) + eps) · scale) → SimplifiedLayerNormalization; not
+// when the mean is over a non-last axis, nor when Pow's input is not Div's.
+TEST(FrontEndCases, SimplifiedLayerNormFusion) {
+  for (int variant = 0; variant < 3; ++variant) {
+    ModelBuilder b;
+    b.Input("x", {"N", "4", "16"});
+    b.FloatConst("two", {}, {2.0f}).FloatConst("eps", {}, {1e-6f});
+    b.Weight("scale", {16});
+    b.Node("Pow", {"x", "two"}, {"p"});
+    ModelBuilder::Ints(b.Node("ReduceMean", {"p"}, {"v"}), "axes", {variant == 1 ? 1 : -1});
+    b.Node("Add", {"v", "eps"}, {"ve"});
+    b.Node("Sqrt", {"ve"}, {"sd"});
+    if (variant == 2) {
+      b.Node("Relu", {"x"}, {"xr"});
+      b.Node("Div", {"xr", "sd"}, {"n"});
+    } else {
+      b.Node("Div", {"x", "sd"}, {"n"});
+    }
+    b.Node("Mul", {"n", "scale"}, {"y"});
+    b.Output("y");
+    const std::string path = b.Write("rms_norm_" + std::to_string(variant) + ".onnx");
+    const V fused = {"SimplifiedLayerNormalization"};
+    const V plain = {"Pow", "ReduceMean", "Add", "Sqrt", "Div", "Mul"};
+    const V relu_plain = {"Relu", "Pow", "ReduceMean", "Add", "Sqrt", "Div", "Mul"};
+    for (const char* profile : {"ort-cpu", "ort-cuda"}) {
+      const KernelList l = Build(path, {.batch = 2, .profile = profile});
+      EXPECT_EQ(Types(l), variant == 0 ? fused : variant == 1 ? plain : relu_plain)
+          << variant << " " << profile;
+      if (variant == 0) {
+        EXPECT_EQ(l.kernels[0].source_nodes.size(), 6u);
+        EXPECT_EQ(l.kernels[0].outputs[0].shape, (std::vector<int64_t>{2, 4, 16}));
+      }
+    }
+    if (auto ort = OrtCpuTypes(path)) {
+      EXPECT_EQ(Types(Build(path, {.profile = "ort-cpu"})), *ort) << variant;
+    }
+  }
+}
+
 TEST(FrontEndCases, KernelsJsonNamesTheOrtRelease) {
   ModelBuilder f = ConvRelu();
   f.Output("c");

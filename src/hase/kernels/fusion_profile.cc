@@ -18,6 +18,8 @@
 #include "hase/kernels/rules/pad_fusion.h"
 #include "hase/kernels/rules/quick_gelu_fusion.h"
 #include "hase/kernels/rules/reshape_fusion.h"
+#include "hase/kernels/rules/simplified_layer_norm_fusion.h"
+#include "hase/kernels/rules/transpose_optimizer.h"
 
 namespace hase::kernels {
 namespace {
@@ -32,6 +34,7 @@ void AddBasicRules(RuleList* r) {
   r->push_back(std::make_unique<rules::MatMulAddFusion>());
   r->push_back(std::make_unique<rules::ReshapeFusion>());  // after MatMulAddFusion, as in ORT
   r->push_back(std::make_unique<rules::PadFusion>());
+  r->push_back(std::make_unique<rules::TransposeOptimizer>());  // last of level 1, as in ORT
 }
 
 }  // namespace
@@ -53,6 +56,7 @@ Result<RuleList> MakeFusionProfile(const std::string& profile,
     r.push_back(std::make_unique<rules::ConvActivationFusion>(rules::ConvActivationFusion::Cuda()));
     r.push_back(std::make_unique<rules::GeluFusion>());
     r.push_back(std::make_unique<rules::LayerNormFusion>());
+    r.push_back(std::make_unique<rules::SimplifiedLayerNormFusion>());
     r.push_back(std::make_unique<rules::BiasGeluFusion>());  // after GeluFusion, as in ORT
     r.push_back(std::make_unique<rules::QuickGeluFusion>(/*allow_float16=*/true));
   } else if (profile == "ort-cpu") {
@@ -62,6 +66,7 @@ Result<RuleList> MakeFusionProfile(const std::string& profile,
     r.push_back(std::make_unique<rules::ConvActivationFusion>(rules::ConvActivationFusion::Cpu()));
     r.push_back(std::make_unique<rules::GeluFusion>());
     r.push_back(std::make_unique<rules::LayerNormFusion>());
+    r.push_back(std::make_unique<rules::SimplifiedLayerNormFusion>());
     r.push_back(std::make_unique<rules::BiasGeluFusion>());  // after GeluFusion, as in ORT
     r.push_back(std::make_unique<rules::QuickGeluFusion>(/*allow_float16=*/false));
   } else if (profile != "none") {
@@ -84,6 +89,10 @@ int ApplyFusionRules(graph::Graph& g, const RuleList& rules) {
   for (int pass = 0; pass < kMaxPasses; ++pass) {
     int this_pass = 0;
     for (const auto& rule : rules) {
+      if (rule->IsGraphTransformer()) {
+        this_pass += rule->ApplyToGraph(g);
+        continue;
+      }
       const std::vector<std::string> anchors = rule->AnchorOps();
       // Like an ORT transformer: one pass over a snapshot of the topological order.
       for (graph::NodeId id : graph::OrtTopologicalOrder(g)) {
