@@ -101,6 +101,10 @@ int ResolveShapeComputedDims(onnx::ModelProto* model) {
     types[t.name()] = t.data_type();
     if (auto v = TensorInts(t)) values[t.name()] = *v;
   }
+  // value_info / output entries by name (element pointers of a RepeatedPtrField are stable).
+  std::unordered_map<std::string, onnx::ValueInfoProto*> entries;
+  for (auto& v : *g->mutable_value_info()) entries[v.name()] = &v;
+  for (auto& v : *g->mutable_output()) entries[v.name()] = &v;
   int added = 0;
   auto val = [&](const onnx::NodeProto& n, int i) -> const Ints* {
     if (i >= n.input_size() || n.input(i).empty()) return nullptr;
@@ -114,14 +118,9 @@ int ResolveShapeComputedDims(onnx::ModelProto* model) {
   auto resolve = [&](const std::string& out, const Ints& d, int32_t elem_type) {
     if (dims.count(out)) return;
     dims[out] = d;
-    onnx::ValueInfoProto* vi = nullptr;  // the existing entry (rank-only, a graph output), or new
-    for (auto& v : *g->mutable_value_info()) {
-      if (v.name() == out) vi = &v;
-    }
-    for (auto& v : *g->mutable_output()) {
-      if (v.name() == out) vi = &v;
-    }
-    if (vi == nullptr) vi = g->add_value_info();
+    // The existing entry (rank-only, a graph output), or a new one.
+    auto it = entries.find(out);
+    onnx::ValueInfoProto* vi = it != entries.end() ? it->second : g->add_value_info();
     vi->set_name(out);
     auto* tt = vi->mutable_type()->mutable_tensor_type();
     tt->set_elem_type(elem_type);
@@ -151,6 +150,9 @@ int ResolveShapeComputedDims(onnx::ModelProto* model) {
         start = std::clamp<int64_t>(start, 0, rank);
         end = std::clamp<int64_t>(end, start, rank);
         values[out] = Ints(s->begin() + start, s->begin() + end);
+        // Its own dims (1-D) too, which inference knows only once the input's rank is known:
+        // a Gather of it then resolves in this same pass.
+        if (!dims.count(out)) dims[out] = {end - start};
       }
     } else if (op == "Size" && n.input_size() == 1) {
       if (const Ints* s = shape_of(n.input(0))) {
