@@ -4,7 +4,10 @@
 // mean-centring (ReduceMean, Sub) stays channels-first, the rest matches this pattern (measured
 // with onnxruntime-node 1.30: 18 SimplifiedLayerNormalization + Add in ConvNeXt-Tiny).
 // Mirrors ORT's SimplifiedLayerNormFusion (onnxruntime/core/optimizer/layer_norm_fusion.cc,
-// SimplifiedLayerNormFusion::ApplyImpl and CheckAxesOnReduceMean), level 2, CPU/CUDA/ROCm EPs.
+// SimplifiedLayerNormFusion::ApplyImpl and CheckAxesOnReduceMean, in a recent version stored by
+// the source index, which records no release tags; checked against onnxruntime-node 1.30.0 on
+// ConvNeXt-Tiny and tests/kernels/front_end_cases_test.cc), level 2, CPU/CUDA/ROCm EPs
+// (registered after LayerNormFusion in graph_transformer_utils.cc, GenerateTransformers).
 // Pattern: Pow(X, ·) → ReduceMean → Add → Sqrt → Div(X, ·) → Mul(·, scale).
 // Conditions: float/double (fp16 X is not fused on the CPU EP; the Cast variants are CUDA-only
 // and not handled); Pow, ReduceMean, Add, Sqrt, Div each have one consumer and Pow is not a

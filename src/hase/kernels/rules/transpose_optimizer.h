@@ -3,10 +3,20 @@
 // Shape), so that opposite Transposes meet and cancel. ConvNeXt's channels-first LayerNorm2d
 // (Transpose → LayerNorm → Transpose) loses both Transposes this way, and its blocks keep one
 // Transpose inside the LayerNorm (which then fuses as SimplifiedLayerNormalization).
-// Mirrors ORT's TransposeOptimizer (onnxruntime/core/optimizer/transpose_optimization/
-// onnx_transpose_optimization.cc: OptimizeImpl, ProcessTranspose, the handlers in handler_map,
-// and the cost heuristics EstimateValueRank / EstimateTransposeValueCost / CalculateCost), run
-// last among the level-1 transformers (graph_transformer_utils.cc), all EPs.
+// Mirrors ORT's TransposeOptimizer, run last among the level-1 transformers, all EPs (and again
+// at level 2 for CPU-EP-specific handlers that do not apply here). Sources, read in the
+// microsoft/onnxruntime versions stored by the source index (which records commits, not release
+// tags, so these were not matched to the 1.30.0 tag; behaviour checked against onnxruntime-node
+// 1.30.0 instead: ConvNeXt-Tiny and tests/kernels/front_end_cases_test.cc node for node):
+//   onnxruntime/core/optimizer/transpose_optimization/onnx_transpose_optimization.cc
+//     (commit 02a72958435233941e57d3b355751904d2029412): OptimizeImpl, ProcessTranspose,
+//     DefaultCostCheck, CalculateCost, EstimateTransposeInputsCost, EstimateTransposeValueCost,
+//     EstimateValueRank, CanLikelyRemoveTranspose, TransposeInputImpl, TransposeOutput(s),
+//     UnsqueezeInput, NormalizeInputRanks, the Handle* functions and handler_map;
+//   onnxruntime/core/optimizer/transpose_optimization/ort_transpose_optimization.cc
+//     (commit 128eaec7f9ef0c250b7ba9be3f1b0770ad2c4375): OrtEPCostCheck, OrtExtendedHandlers;
+//   onnxruntime/core/optimizer/graph_transformer_utils.cc
+//     (commit 001290de2e0ce8429d461156843f7ce9b19e7a5d): GenerateTransformers, Level1/Level2.
 //
 // Algorithm (as ORT): first, walking the nodes backwards, collect the values from which a path
 // through handled ops leads to a Transpose ("outputs leading to a transpose"). Then, in
