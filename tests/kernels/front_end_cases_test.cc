@@ -333,6 +333,57 @@ TEST(FrontEndCases, ConvNextBlockTransposeOptimizer) {
   if (auto ort = OrtCpuTypes(path)) EXPECT_EQ(Types(Build(path, {.profile = "ort-cpu"})), *ort);
 }
 
+// TransposeOptimizer handlers besides the elementwise ones, each checked by hand and against
+// ORT: a Softmax takes the permuted axis and the Transposes cancel; a ReduceSum (opset 13: axes
+// input) reduces the permuted axis and its squeezed output needs no Transpose; Shape(Transpose(x))
+// becomes Gather(Shape(x), perm); Unsqueeze → Transpose composes the permutations.
+TEST(FrontEndCases, TransposeOptimizerHandlers) {
+  struct Case {
+    const char* name;
+    V want;
+  };
+  const Case cases[] = {{"softmax", {"Softmax", "Relu"}},
+                        {"reduce_sum", {"ReduceSum", "Relu"}},
+                        {"shape", {"Shape", "Gather"}},
+                        {"unsqueeze", {"Unsqueeze", "Transpose", "Relu"}}};
+  for (const Case& c : cases) {
+    ModelBuilder b;
+    b.Input("x", {"N", "8", "4", "5"});
+    ModelBuilder::Ints(b.Node("Transpose", {"x"}, {"t"}), "perm", {0, 2, 3, 1});
+    const std::string name = c.name;
+    if (name == "softmax") {
+      ModelBuilder::Int(b.Node("Softmax", {"t"}, {"s"}), "axis", -1);
+      ModelBuilder::Ints(b.Node("Transpose", {"s"}, {"st"}), "perm", {0, 3, 1, 2});
+      b.Node("Relu", {"st"}, {"y"});
+    } else if (name == "reduce_sum") {
+      b.Int64Const("axes", {-1});
+      ModelBuilder::Int(b.Node("ReduceSum", {"t", "axes"}, {"r"}), "keepdims", 0);
+      b.Node("Relu", {"r"}, {"y"});
+    } else if (name == "shape") {
+      b.Node("Shape", {"t"}, {"y"});
+    } else {
+      b.Int64Const("axes", {4});
+      b.Node("Unsqueeze", {"t", "axes"}, {"u"});
+      ModelBuilder::Ints(b.Node("Transpose", {"u"}, {"ut"}), "perm", {0, 1, 3, 2, 4});
+      b.Node("Relu", {"ut"}, {"y"});
+    }
+    b.Output("y", name == "shape" ? 7 : 1);
+    const std::string path = b.Write("transpose_" + name + ".onnx");
+    const KernelList l = Build(path, {.batch = 2, .profile = "ort-cpu"});
+    EXPECT_EQ(Types(l), c.want) << name;
+    if (name == "softmax" && l.kernels.size() == 2) {
+      EXPECT_EQ(l.kernels[0].attributes.at("axis"), (std::vector<int64_t>{1}));
+      EXPECT_EQ(l.kernels[1].outputs[0].shape, (std::vector<int64_t>{2, 8, 4, 5}));
+    }
+    if (name == "reduce_sum" && l.kernels.size() == 2) {
+      EXPECT_EQ(l.kernels[1].outputs[0].shape, (std::vector<int64_t>{2, 4, 5}));
+    }
+    if (auto ort = OrtCpuTypes(path)) {
+      EXPECT_EQ(Types(Build(path, {.profile = "ort-cpu"})), *ort) << name;
+    }
+  }
+}
+
 // RMSNorm as exported (x / sqrt(mean(x²) + eps) · scale) → SimplifiedLayerNormalization; not
 // when the mean is over a non-last axis, nor when Pow's input is not Div's.
 TEST(FrontEndCases, SimplifiedLayerNormFusion) {
