@@ -56,7 +56,7 @@ Result<RuleList> MakeFusionProfile(const std::string& profile,
     r.push_back(std::make_unique<rules::ConvActivationFusion>(rules::ConvActivationFusion::Cuda()));
     r.push_back(std::make_unique<rules::GeluFusion>());
     r.push_back(std::make_unique<rules::LayerNormFusion>());
-    r.push_back(std::make_unique<rules::SimplifiedLayerNormFusion>());
+    r.push_back(std::make_unique<rules::SimplifiedLayerNormFusion>(/*allow_float16=*/true));
     r.push_back(std::make_unique<rules::BiasGeluFusion>());  // after GeluFusion, as in ORT
     r.push_back(std::make_unique<rules::QuickGeluFusion>(/*allow_float16=*/true));
   } else if (profile == "ort-cpu") {
@@ -66,7 +66,7 @@ Result<RuleList> MakeFusionProfile(const std::string& profile,
     r.push_back(std::make_unique<rules::ConvActivationFusion>(rules::ConvActivationFusion::Cpu()));
     r.push_back(std::make_unique<rules::GeluFusion>());
     r.push_back(std::make_unique<rules::LayerNormFusion>());
-    r.push_back(std::make_unique<rules::SimplifiedLayerNormFusion>());
+    r.push_back(std::make_unique<rules::SimplifiedLayerNormFusion>(/*allow_float16=*/false));
     r.push_back(std::make_unique<rules::BiasGeluFusion>());  // after GeluFusion, as in ORT
     r.push_back(std::make_unique<rules::QuickGeluFusion>(/*allow_float16=*/false));
   } else if (profile != "none") {

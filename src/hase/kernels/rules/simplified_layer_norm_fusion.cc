@@ -10,7 +10,10 @@ graph::NodeId Lone(const graph::Graph& g, graph::NodeId id, const char* op) {
   return c != graph::kNoNode && IsOp(g.node(c), op) ? c : graph::kNoNode;
 }
 
-bool FloatType(int32_t t) { return t == 1 || t == 11; }  // float, double
+// float, double, bfloat16; float16 where allowed.
+bool FloatType(int32_t t, bool allow_float16) {
+  return t == 1 || t == 11 || t == 16 || (allow_float16 && t == 10);
+}
 
 }  // namespace
 
@@ -20,7 +23,7 @@ std::optional<SimplifiedLayerNormFound> SimplifiedLayerNormFusion::Match(const g
   if (!IsOp(pow, "Pow") || pow.inputs.size() != 2) return std::nullopt;
   SimplifiedLayerNormFound f;
   f.x = pow.inputs[0];
-  if (!FloatType(ElemType(g, f.x))) return std::nullopt;
+  if (!FloatType(ElemType(g, f.x), allow_float16_)) return std::nullopt;
   const graph::NodeId mean = Lone(g, id, "ReduceMean");
   if (mean == graph::kNoNode) return std::nullopt;
   const graph::NodeId add = Lone(g, mean, "Add");

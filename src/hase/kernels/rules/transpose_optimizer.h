@@ -4,19 +4,7 @@
 // (Transpose → LayerNorm → Transpose) loses both Transposes this way, and its blocks keep one
 // Transpose inside the LayerNorm (which then fuses as SimplifiedLayerNormalization).
 // Mirrors ORT's TransposeOptimizer, run last among the level-1 transformers, all EPs (and again
-// at level 2 for CPU-EP-specific handlers that do not apply here). Sources, read in the
-// microsoft/onnxruntime versions stored by the source index (which records commits, not release
-// tags, so these were not matched to the 1.30.0 tag; behaviour checked against onnxruntime-node
-// 1.30.0 instead: ConvNeXt-Tiny and tests/kernels/front_end_cases_test.cc node for node):
-//   onnxruntime/core/optimizer/transpose_optimization/onnx_transpose_optimization.cc
-//     (commit 02a72958435233941e57d3b355751904d2029412): OptimizeImpl, ProcessTranspose,
-//     DefaultCostCheck, CalculateCost, EstimateTransposeInputsCost, EstimateTransposeValueCost,
-//     EstimateValueRank, CanLikelyRemoveTranspose, TransposeInputImpl, TransposeOutput(s),
-//     UnsqueezeInput, NormalizeInputRanks, the Handle* functions and handler_map;
-//   onnxruntime/core/optimizer/transpose_optimization/ort_transpose_optimization.cc
-//     (commit 128eaec7f9ef0c250b7ba9be3f1b0770ad2c4375): OrtEPCostCheck, OrtExtendedHandlers;
-//   onnxruntime/core/optimizer/graph_transformer_utils.cc
-//     (commit 001290de2e0ce8429d461156843f7ce9b19e7a5d): GenerateTransformers, Level1/Level2.
+// at level 2 for CPU-EP-specific handlers — int8 NHWC MaxPool/Resize — that do not apply here).
 //
 // Algorithm (as ORT): first, walking the nodes backwards, collect the values from which a path
 // through handled ops leads to a Transpose ("outputs leading to a transpose"). Then, in
@@ -35,6 +23,31 @@
 // QuantizeLinear/DequantizeLinear family and QDQ fix-ups, Reshape with a shape that is not a
 // pure permutation, the CPU-EP extensions (NHWC MaxPool/Resize for int8). Rank-5 default for
 // unknown shapes is kept.
+// Mirrors: onnxruntime v1.21.0
+//   onnxruntime/core/optimizer/transpose_optimization/onnx_transpose_optimization.cc:
+//   OptimizeImpl L3146-L3301 (outputs leading to a Transpose, the topological walk),
+//   ProcessTranspose L2670-L2704, DefaultCostCheck L2654-L2667, CalculateCost L2619-L2651,
+//   EstimateTransposeInputsCost L1546-L1557, EstimateTransposeValueCost L1488-L1543,
+//   IsConstant L1464-L1484, CanLikelyRemoveTranspose L1438-L1450, EstimateValueRank L1420-L1433;
+//   TransposeInputImpl L1128-L1310, Permute1DConstant L1103-L1124, UnsqueezeInput L971-L1101,
+//   NormalizeInputRanks L1326-L1353, TransposeOutput(s) L1368-L1401; handlers
+//   HandleSimpleNodeBase L1577-L1587, NonScalarInputs L1612-L1623, HandleSimpleNodeWithAxis
+//   L1628-L1649 (Split L1651, Concat L1657), HandleSoftHardMax L1664-L1689, HandleShape
+//   L1693-L1748, PermuteInput L1753-L1777, HandlePad L1810-L1844, HandleReduceOpWithArg
+//   L1848-L1884, HandleReduceOps L1886-L1953, HandleSqueeze L1957-L1988, HelpHandleUnsqueeze /
+//   HandleUnsqueeze L1994-L2010, HandleSlice L2113-L2190, RemoveCancelingTransposeNodes
+//   L2235-L2282, HandleTransposeImpl L2286-L2320, HandleTranspose L2322-L2330, HandleReshape
+//   L2394-L2482; handler_map L2487-L2592.
+//   .../transpose_optimization/ort_transpose_optimization.cc: OrtExtendedHandlers L129-L151,
+//   OrtEPCostCheck L153-L179 (both act only on nodes already assigned to the CPU EP).
+//   onnxruntime/core/optimizer/graph_transformer_utils.cc: L261-L263 (last of level 1),
+//   L272-L274 (again at level 2, CPU EP).
+//   Differences seen in a later version of onnx_transpose_optimization.cc stored by the source
+//   index (commit 02a72958…, not a tag) and followed here: Gelu, ReduceL1 and ReduceL2 have
+//   handlers; Resize leaves the base map for the EP-aware extended handler. Pinned tags' text not
+//   read (docs/kernels-json.md "ORT sources"); checked against onnxruntime-node 1.30.0 on
+//   ConvNeXt-Tiny and tests/kernels/front_end_cases_test.cc (ConvNextBlockTransposeOptimizer,
+//   TransposeOptimizerHandlers).
 #pragma once
 
 #include "hase/kernels/fusion_rule.h"
