@@ -9,8 +9,8 @@
 // feeds exactly the Pow and the Div; every other intermediate has one consumer and is not a
 // graph output; exponent 2 and eps constant; scale and bias constant with the normalised dims.
 // Not handled (ORT handles them, hase leaves the nodes unfused): the Cast variants of
-// mixed-precision exports, the SimplifiedLayerNormalization (RMSNorm) form, and graphs where ORT's
-// transpose optimizer first moves a Transpose into the pattern (ConvNeXt's channels-first norms).
+// mixed-precision exports. The RMSNorm form is SimplifiedLayerNormFusion's, and a pattern that
+// TransposeOptimizer has cut (ConvNeXt's channels-first norms) no longer matches, in ORT as here.
 // Effect: the first ReduceMean becomes LayerNormalization(X, scale, bias){axis, epsilon} writing
 // the bias Add's output; the rest are removed.
 // Mirrors: onnxruntime v1.21.0 onnxruntime/core/optimizer/layer_norm_fusion.cc:L141-L515
@@ -19,8 +19,8 @@
 //   contiguous axes, CheckAxesOnReduceMean L35-L61; scale/bias of the normalised rank, L431-L460);
 //   registered at level 2 for CPU/ACL/CUDA/DML/ROCm at graph_transformer_utils.cc:L344, and at
 //   level 1 for every EP (L244), where it fuses only when the model's opset is ≥ 17 (L141-L153).
-//   SimplifiedLayerNormFusion (RMSNorm, L540-L761, level 2 CPU/CUDA/ROCm at L345) is not
-//   mirrored. Pinned tags' text not read (docs/kernels-json.md "ORT sources").
+//   SimplifiedLayerNormFusion (RMSNorm, L540-L761, level 2 CPU/CUDA/ROCm at L345) is mirrored in
+//   simplified_layer_norm_fusion.h. Pinned tags' text not read (docs/kernels-json.md "ORT sources").
 #pragma once
 
 #include "hase/kernels/fusion_rule.h"
