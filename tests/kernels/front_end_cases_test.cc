@@ -3,6 +3,7 @@
 // pooling, shape ops the CUDA EP keeps on the host. Each asserts hase's kernel list and, where
 // the CPU EP can show it, onnxruntime-node's own optimised graph (skipped without
 // tools/ort/node_modules; a failure under CI=true).
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -382,6 +383,28 @@ TEST(FrontEndCases, TransposeOptimizerHandlers) {
       EXPECT_EQ(Types(Build(path, {.profile = "ort-cpu"})), *ort) << name;
     }
   }
+}
+
+// A Cast to the type its input already has is removed (torch writes them around `h // p` in shape
+// arithmetic); a Cast to another type stays, and so does one writing a graph output.
+TEST(FrontEndCases, CastElimination) {
+  ModelBuilder b;
+  b.Input("x", {"N", "4"});
+  ModelBuilder::Int(b.Node("Cast", {"x"}, {"xf"}), "to", 1);   // float → float: removed
+  b.Node("Relu", {"xf"}, {"r"});
+  ModelBuilder::Int(b.Node("Cast", {"r"}, {"y"}), "to", 7);    // float → int64: kept
+  ModelBuilder::Int(b.Node("Cast", {"x"}, {"z"}), "to", 1);    // writes a graph output: kept
+  b.Output("y", 7).Output("z");
+  const std::string path = b.Write("cast_elimination.onnx");
+  const KernelList l = Build(path, {.batch = 2, .profile = "ort-cpu"});
+  std::vector<std::string> types = Types(l);
+  std::sort(types.begin(), types.end());
+  EXPECT_EQ(types, (V{"Cast", "Cast", "Relu"}));
+  for (const auto& k : l.kernels) {
+    if (k.type == "Relu") EXPECT_EQ(k.inputs[0].name, "x");
+  }
+  EXPECT_EQ(Build(path, {.profile = "none"}).kernels.size(), 4u);
+  if (auto ort = OrtCpuTypes(path)) EXPECT_EQ(Types(Build(path, {.profile = "ort-cpu"})), *ort);
 }
 
 // RMSNorm as exported (x / sqrt(mean(x²) + eps) · scale) → SimplifiedLayerNormalization; not

@@ -6,6 +6,7 @@
 
 #include "hase/kernels/rules/constant_folding.h"
 #include "hase/kernels/rules/bias_gelu_fusion.h"
+#include "hase/kernels/rules/cast_elimination.h"
 #include "hase/kernels/rules/conv_activation_fusion.h"
 #include "hase/kernels/rules/conv_add_fusion.h"
 #include "hase/kernels/rules/conv_bn_fold.h"
@@ -29,6 +30,7 @@ void AddBasicRules(RuleList* r) {
   r->push_back(std::make_unique<rules::ConstantFolding>());  // first: Identity(initializer) etc.
   r->push_back(std::make_unique<rules::IdentityElimination>());
   r->push_back(std::make_unique<rules::DropoutElimination>());
+  r->push_back(std::make_unique<rules::CastElimination>());
   r->push_back(std::make_unique<rules::ConvAddFusion>());  // before ConvBnFold, as in ORT
   r->push_back(std::make_unique<rules::ConvBnFold>());
   r->push_back(std::make_unique<rules::MatMulAddFusion>());
