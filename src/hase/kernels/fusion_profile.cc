@@ -29,14 +29,15 @@ namespace {
 
 // Level 1 ("basic"): standard ops only, every provider.
 void AddBasicRules(RuleList* r) {
-  r->push_back(std::make_unique<rules::ConstantFolding>());  // first: Identity(initializer) etc.
+  // ORT's order (graph_transformer_utils.cc:L213-L236): its rewrite rules, then ConstantSharing
+  // (first pass only), CommonSubexpressionElimination (compares initializers by identity, so
+  // after ConstantSharing), ConstantFolding (after both: folded values are never shared).
   r->push_back(std::make_unique<rules::IdentityElimination>());
   r->push_back(std::make_unique<rules::DropoutElimination>());
   r->push_back(std::make_unique<rules::CastElimination>());
-  // ConstantSharing before CommonSubexpressionElimination, as in ORT: CSE compares initializers
-  // by identity. ConstantSharing runs in the first pass only.
   r->push_back(std::make_unique<rules::ConstantSharing>());
   r->push_back(std::make_unique<rules::CommonSubexpressionElimination>());
+  r->push_back(std::make_unique<rules::ConstantFolding>());
   r->push_back(std::make_unique<rules::ConvAddFusion>());  // before ConvBnFold, as in ORT
   r->push_back(std::make_unique<rules::ConvBnFold>());
   r->push_back(std::make_unique<rules::MatMulAddFusion>());
