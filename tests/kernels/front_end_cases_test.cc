@@ -471,6 +471,36 @@ TEST(FrontEndCases, CommonSubexpressionElimination) {
   if (auto ort = OrtCpuTypes(path)) EXPECT_EQ(Types(Build(path, {.profile = "ort-cpu"})), *ort);
 }
 
+// ConstantSharing's bounds: equal 8-element constants become one (their Adds then merge), equal
+// 9-element ones stay apart; Shapes with different `start` attributes are different values.
+TEST(FrontEndCases, ConstantSharingLimitAndAttributes) {
+  ModelBuilder b(15);
+  b.Input("x8", {"N", "8"}).Input("x9", {"N", "9"});
+  for (int n : {8, 9}) {
+    const std::string s = std::to_string(n);
+    const std::vector<float> v(n, 0.5f);
+    b.FloatConst("k" + s + "a", {n}, v).FloatConst("k" + s + "b", {n}, v);
+    b.Node("Add", {"x" + s, "k" + s + "a"}, {"a" + s});
+    b.Node("Add", {"x" + s, "k" + s + "b"}, {"b" + s});
+    b.Node("Add", {"a" + s, "b" + s}, {"y" + s});
+  }
+  b.Node("Shape", {"x9"}, {"s_all"});
+  ModelBuilder::Int(b.Node("Shape", {"x9"}, {"s_tail"}), "start", 1);
+  ModelBuilder::Int(b.Node("Concat", {"s_all", "s_tail"}, {"dims"}), "axis", 0);
+  b.Output("y8").Output("y9").Output("dims", 7);
+  const std::string path = b.Write("constant_sharing_limit.onnx");
+  const KernelList l = Build(path, {.batch = 2, .profile = "ort-cpu"});
+  std::vector<std::string> types = Types(l);
+  std::sort(types.begin(), types.end());
+  EXPECT_EQ(types, (V{"Add", "Add", "Add", "Add", "Add", "Concat", "Shape", "Shape"}));
+  for (const auto& k : l.kernels) {
+    if (k.outputs[0].name == "y8") EXPECT_EQ(k.inputs.size(), 1u);  // Add(a8, a8)
+    if (k.outputs[0].name == "y9") EXPECT_EQ(k.inputs.size(), 2u);
+  }
+  EXPECT_EQ(Build(path, {.profile = "none"}).kernels.size(), 9u);
+  if (auto ort = OrtCpuTypes(path)) EXPECT_EQ(Types(Build(path, {.profile = "ort-cpu"})), *ort);
+}
+
 // RMSNorm as exported (x / sqrt(mean(x²) + eps) · scale) → SimplifiedLayerNormalization; not
 // when the mean is over a non-last axis, nor when Pow's input is not Div's.
 TEST(FrontEndCases, SimplifiedLayerNormFusion) {
