@@ -20,7 +20,9 @@
 //   = 8 in constant_sharing.h:L41, supported dtypes L17-L23, a consumer needed L219-L223,
 //   InitializerValue equality L134-L142, consumers rewired L92-L118), ShouldOnlyApplyOnce
 //   constant_sharing.h:L32-L39; registered at level 1 for every EP, before
-//   CommonSubexpressionElimination, at graph_transformer_utils.cc:L225-L235. Pinned tags' text
+//   CommonSubexpressionElimination, at graph_transformer_utils.cc:L225-L235. ort-cuda's 1.17.3
+//   has the same rule by date: shapes of up to 8 elements since PR #15461 (merged April 2023,
+//   before 1.15.0; scalars only from PR #12878, September 2022). Pinned tags' text
 //   not read (docs/kernels-json.md "ORT sources"); checked against onnxruntime-node 1.30.0
 //   (tests/kernels/front_end_cases_test.cc, CommonSubexpressionElimination).
 #pragma once
