@@ -407,6 +407,100 @@ TEST(FrontEndCases, CastElimination) {
   if (auto ort = OrtCpuTypes(path)) EXPECT_EQ(Types(Build(path, {.profile = "ort-cpu"})), *ort);
 }
 
+// ConstantOfShape(shape) filled with the float `value`, stored as raw_data as torch writes it.
+void ConstantOfShape(ModelBuilder& b, const std::string& shape, const std::string& out,
+                     float value) {
+  onnx::AttributeProto* a = b.Node("ConstantOfShape", {shape}, {out})->add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  a->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+  a->mutable_t()->add_dims(1);
+  a->mutable_t()->set_raw_data(std::string(reinterpret_cast<const char*>(&value), sizeof value));
+}
+
+// torch.onnx writes one shape chain per use of x.shape, each with its own Constant indices:
+// ConstantSharing makes the equal small initializers one, CommonSubexpressionElimination then
+// keeps one Shape → Gather → Unsqueeze → Concat. Not merged: a node writing a graph output (the
+// second Reshape), a ConstantOfShape with another fill value, non-deterministic ops.
+TEST(FrontEndCases, CommonSubexpressionElimination) {
+  ModelBuilder b;
+  b.Input("x", {"N", "8", "4"});
+  for (const std::string k : {"a", "b"}) {  // two copies of every constant and of the chain
+    b.Int64Scalar("idx_" + k, 0).Int64Const("axes_" + k, {0}).Int64Const("rest_" + k, {-1});
+    b.Node("Shape", {"x"}, {"s_" + k});
+    ModelBuilder::Int(b.Node("Gather", {"s_" + k, "idx_" + k}, {"g_" + k}), "axis", 0);
+    b.Node("Unsqueeze", {"g_" + k, "axes_" + k}, {"u_" + k});
+    ModelBuilder::Int(b.Node("Concat", {"rest_" + k, "u_" + k}, {"t_" + k}), "axis", 0);
+    b.Node("Reshape", {"x", "t_" + k}, {"y_" + k});  // [32, N]; both graph outputs
+    ConstantOfShape(b, "u_" + k, "c_" + k, 1.0f);     // [N] of ones
+    b.Node("RandomUniformLike", {"x"}, {"r_" + k});
+  }
+  ConstantOfShape(b, "u_a", "c_two", 2.0f);
+  b.Node("Add", {"c_a", "c_b"}, {"cc"});
+  b.Node("Mul", {"cc", "c_two"}, {"z"});
+  b.Node("Add", {"r_a", "r_b"}, {"w"});
+  b.Output("y_a").Output("y_b").Output("z").Output("w");
+  const std::string path = b.Write("common_subexpression.onnx");
+
+  auto sorted = [](V v) { std::sort(v.begin(), v.end()); return v; };
+  const KernelList l = Build(path, {.batch = 2, .profile = "ort-cpu"});
+  EXPECT_EQ(sorted(Types(l)),
+            (V{"Add", "Add", "Concat", "ConstantOfShape", "ConstantOfShape", "Gather", "Mul",
+               "RandomUniformLike", "RandomUniformLike", "Reshape", "Reshape", "Shape",
+               "Unsqueeze"}));
+  // The chain kept is the one first in ORT's topological order (chain b: the reverse DFS from
+  // the leaves reaches the higher node index first): both Reshapes and the Add read its values.
+  std::vector<std::string> reshape_shapes, add_inputs;
+  for (const auto& k : l.kernels) {
+    if (k.type == "Reshape") reshape_shapes.push_back(k.inputs[1].name);
+    if (k.type == "Add") {  // a kernel lists an input read twice once
+      std::string in;
+      for (const auto& t : k.inputs) in += (in.empty() ? "" : "+") + t.name;
+      add_inputs.push_back(in);
+    }
+  }
+  EXPECT_EQ(reshape_shapes, (V{"t_b", "t_b"}));
+  EXPECT_EQ(sorted(add_inputs), (V{"c_b", "r_a+r_b"}));
+  // Without ConstantSharing only the Shapes share inputs (x); idx_a and idx_b stay apart, and
+  // so does everything computed from them.
+  EXPECT_EQ(Build(path, {.batch = 2, .profile = "ort-cpu",
+                         .disabled_rules = {"ConstantSharing"}}).kernels.size(), 17u);
+  EXPECT_EQ(Build(path, {.batch = 2, .profile = "ort-cpu",
+                         .disabled_rules = {"CommonSubexpressionElimination"}}).kernels.size(), 18u);
+  EXPECT_EQ(Build(path, {.profile = "none"}).kernels.size(), 18u);
+  if (auto ort = OrtCpuTypes(path)) EXPECT_EQ(Types(Build(path, {.profile = "ort-cpu"})), *ort);
+}
+
+// ConstantSharing's bounds: equal 8-element constants become one (their Adds then merge), equal
+// 9-element ones stay apart; Shapes with different `start` attributes are different values.
+TEST(FrontEndCases, ConstantSharingLimitAndAttributes) {
+  ModelBuilder b(15);
+  b.Input("x8", {"N", "8"}).Input("x9", {"N", "9"});
+  for (int n : {8, 9}) {
+    const std::string s = std::to_string(n);
+    const std::vector<float> v(n, 0.5f);
+    b.FloatConst("k" + s + "a", {n}, v).FloatConst("k" + s + "b", {n}, v);
+    b.Node("Add", {"x" + s, "k" + s + "a"}, {"a" + s});
+    b.Node("Add", {"x" + s, "k" + s + "b"}, {"b" + s});
+    b.Node("Add", {"a" + s, "b" + s}, {"y" + s});
+  }
+  b.Node("Shape", {"x9"}, {"s_all"});
+  ModelBuilder::Int(b.Node("Shape", {"x9"}, {"s_tail"}), "start", 1);
+  ModelBuilder::Int(b.Node("Concat", {"s_all", "s_tail"}, {"dims"}), "axis", 0);
+  b.Output("y8").Output("y9").Output("dims", 7);
+  const std::string path = b.Write("constant_sharing_limit.onnx");
+  const KernelList l = Build(path, {.batch = 2, .profile = "ort-cpu"});
+  std::vector<std::string> types = Types(l);
+  std::sort(types.begin(), types.end());
+  EXPECT_EQ(types, (V{"Add", "Add", "Add", "Add", "Add", "Concat", "Shape", "Shape"}));
+  for (const auto& k : l.kernels) {
+    if (k.outputs[0].name == "y8") EXPECT_EQ(k.inputs.size(), 1u);  // Add(a8, a8)
+    if (k.outputs[0].name == "y9") EXPECT_EQ(k.inputs.size(), 2u);
+  }
+  EXPECT_EQ(Build(path, {.profile = "none"}).kernels.size(), 9u);
+  if (auto ort = OrtCpuTypes(path)) EXPECT_EQ(Types(Build(path, {.profile = "ort-cpu"})), *ort);
+}
+
 // RMSNorm as exported (x / sqrt(mean(x²) + eps) · scale) → SimplifiedLayerNormalization; not
 // when the mean is over a non-last axis, nor when Pow's input is not Div's.
 TEST(FrontEndCases, SimplifiedLayerNormFusion) {

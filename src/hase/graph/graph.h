@@ -31,13 +31,19 @@ constexpr NodeId kNoNode = -1;
 // holds them: enough for Reshape shapes, Clip bounds, Resize scales, Pad/Slice parameters.
 constexpr int64_t kMaxConstantElements = 256;
 
-// One node attribute. ONNX's INT/INTS become `ints`, FLOAT/FLOATS `floats`, STRING `s`.
+// One node attribute. ONNX's INT/INTS become `ints`, FLOAT/FLOATS `floats`, STRING `s`,
+// STRINGS `strings`; a TENSOR (ConstantOfShape's `value`) keeps its dtype in `tensor_elem_type`,
+// its dims in `ints` and, when the file stores it as raw_data, those bytes in `s`
+// (`tensor_raw` true). GRAPH, SPARSE_TENSOR, TENSORS, … are kOther with no content.
 struct Attribute {
-  enum class Kind { kInt, kInts, kFloat, kFloats, kString, kOther };
+  enum class Kind { kInt, kInts, kFloat, kFloats, kString, kStrings, kTensor, kOther };
   Kind kind = Kind::kOther;
   std::vector<int64_t> ints;
   std::vector<float> floats;
   std::string s;
+  std::vector<std::string> strings;
+  int32_t tensor_elem_type = 0;  // kTensor: ONNX TensorProto.DataType
+  bool tensor_raw = false;       // kTensor: `s` holds the tensor's raw_data
 
   static Attribute Int(int64_t v) { Attribute a; a.kind = Kind::kInt; a.ints = {v}; return a; }
   static Attribute Str(std::string v) { Attribute a; a.kind = Kind::kString; a.s = std::move(v); return a; }

@@ -181,6 +181,14 @@ Attribute AttributeFromProto(const onnx::AttributeProto& a) {
     case AP::FLOAT: out.kind = Attribute::Kind::kFloat; out.floats = {a.f()}; break;
     case AP::FLOATS: out.kind = Attribute::Kind::kFloats; out.floats.assign(a.floats().begin(), a.floats().end()); break;
     case AP::STRING: out.kind = Attribute::Kind::kString; out.s = a.s(); break;
+    case AP::STRINGS: out.kind = Attribute::Kind::kStrings; out.strings.assign(a.strings().begin(), a.strings().end()); break;
+    case AP::TENSOR:
+      out.kind = Attribute::Kind::kTensor;
+      out.tensor_elem_type = a.t().data_type();
+      out.ints.assign(a.t().dims().begin(), a.t().dims().end());
+      out.tensor_raw = a.t().has_raw_data();
+      if (out.tensor_raw) out.s = a.t().raw_data();
+      break;
     default: out.kind = Attribute::Kind::kOther; break;
   }
   return out;

@@ -5,8 +5,10 @@
 #include "hase/graph/topological_order.h"
 
 #include "hase/kernels/rules/constant_folding.h"
+#include "hase/kernels/rules/constant_sharing.h"
 #include "hase/kernels/rules/bias_gelu_fusion.h"
 #include "hase/kernels/rules/cast_elimination.h"
+#include "hase/kernels/rules/common_subexpression_elimination.h"
 #include "hase/kernels/rules/conv_activation_fusion.h"
 #include "hase/kernels/rules/conv_add_fusion.h"
 #include "hase/kernels/rules/conv_bn_fold.h"
@@ -27,10 +29,15 @@ namespace {
 
 // Level 1 ("basic"): standard ops only, every provider.
 void AddBasicRules(RuleList* r) {
-  r->push_back(std::make_unique<rules::ConstantFolding>());  // first: Identity(initializer) etc.
+  // ORT's order (graph_transformer_utils.cc:L213-L236): its rewrite rules, then ConstantSharing
+  // (first pass only), CommonSubexpressionElimination (compares initializers by identity, so
+  // after ConstantSharing), ConstantFolding (after both: folded values are never shared).
   r->push_back(std::make_unique<rules::IdentityElimination>());
   r->push_back(std::make_unique<rules::DropoutElimination>());
   r->push_back(std::make_unique<rules::CastElimination>());
+  r->push_back(std::make_unique<rules::ConstantSharing>());
+  r->push_back(std::make_unique<rules::CommonSubexpressionElimination>());
+  r->push_back(std::make_unique<rules::ConstantFolding>());
   r->push_back(std::make_unique<rules::ConvAddFusion>());  // before ConvBnFold, as in ORT
   r->push_back(std::make_unique<rules::ConvBnFold>());
   r->push_back(std::make_unique<rules::MatMulAddFusion>());
@@ -91,6 +98,7 @@ int ApplyFusionRules(graph::Graph& g, const RuleList& rules) {
   for (int pass = 0; pass < kMaxPasses; ++pass) {
     int this_pass = 0;
     for (const auto& rule : rules) {
+      if (pass > 0 && rule->ShouldOnlyApplyOnce()) continue;  // graph_transformer_mgr.cc:L32
       if (rule->IsGraphTransformer()) {
         this_pass += rule->ApplyToGraph(g);
         continue;

@@ -42,7 +42,8 @@ Result<RuleList> MakeFusionProfile(const std::string& profile,
 
 // Applies `rules` to `g`: each rule in order makes one top-down pass over the live nodes whose
 // op is one of its anchors; the whole list repeats until a pass changes nothing (at most
-// kMaxPasses, like ORT's transformer manager steps). Returns the number of rewrites applied.
+// kMaxPasses, like ORT's transformer manager steps; a rule that ShouldOnlyApplyOnce runs in the
+// first pass only). Returns the number of rewrites applied.
 constexpr int kMaxPasses = 10;
 int ApplyFusionRules(graph::Graph& g, const RuleList& rules);
 

@@ -37,6 +37,9 @@ class FusionRule {
   virtual bool IsGraphTransformer() const { return false; }
   // Rewrites `g`; returns the number of changes (0 = unchanged). Only for graph transformers.
   virtual int ApplyToGraph(graph::Graph& g) const { (void)g; return 0; }
+  // True for a rule ApplyFusionRules runs in its first pass only (ORT's
+  // GraphTransformer::ShouldOnlyApplyOnce, e.g. ConstantSharing in an inference build).
+  virtual bool ShouldOnlyApplyOnce() const { return false; }
 
  private:
   virtual RuleEffect DoTryApply(graph::Graph& g, graph::NodeId id) const = 0;
