@@ -155,6 +155,95 @@ TEST_F(ApiTest, BadBodiesAreRefusedAtTheDoor) {
   EXPECT_EQ(Get("/v1/tasks")["tasks"].size(), 0u);
 }
 
+// New-user trial: "batch_size":"8" was accepted. Every typed field of every POST body is a 400
+// naming the field, the type it must have and what came; nothing is journalled.
+TEST_F(ApiTest, WrongTypesAre400NamingFieldAndExpectedType) {
+  int status = 0;
+  json e = Post("/v1/tasks", R"({"model":"resnet50","batch_size":"8"})", &status);
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(e["error"]["code"], "invalid argument");
+  EXPECT_EQ(e["error"]["where"], "task field 'batch_size'");
+  EXPECT_EQ(e["error"]["message"], "must be an integer (a JSON number), not a string (\"8\")");
+  for (const char* field : {"batch_size", "input_size", "num_batches", "samples", "priority", "gpus"}) {
+    for (const char* value : {R"("1")", "true", "[1]", R"({"n":1})"}) {
+      const std::string body = std::string(R"({"model":"resnet50",")") + field + "\":" + value + "}";
+      for (const char* path : {"/v1/tasks", "/v1/advise"}) {
+        e = Post(path, body, &status);
+        EXPECT_EQ(status, 400) << path << " " << body;
+        EXPECT_EQ(e["error"]["where"], std::string("task field '") + field + "'") << body;
+        EXPECT_NE(e["error"]["message"].get<std::string>().find("must be an integer"), std::string::npos) << e.dump();
+      }
+    }
+  }
+  e = Post("/v1/tasks", R"({"model":"resnet50","batch_size":2.5})", &status);
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(e["error"]["message"], "must be an integer, not a number (2.5)");
+  e = Post("/v1/tasks", R"({"model":"resnet50","memory_mib":"100"})", &status);
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(e["error"]["message"], "must be a number (MiB), not a string (\"100\")");
+  e = Post("/v1/tasks", R"({"model":5})", &status);
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(e["error"]["where"], "task field 'model'");
+  EXPECT_EQ(e["error"]["message"], "must be a string, not a number (5)");
+  e = Post("/v1/tasks", R"({"model":"resnet50","key":false})", &status);
+  EXPECT_EQ(e["error"]["message"], "must be a string, not a boolean (false)");
+  e = Post("/v1/tasks", R"(["resnet50"])", &status);
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(e["error"]["message"], "task body must be a JSON object, not an array");
+  EXPECT_EQ(Get("/v1/tasks")["tasks"].size(), 0u);
+  // The small bodies: /complete's exit_code, /fail's reason; unknown fields there too.
+  json t = Post("/v1/tasks", R"({"model":"resnet50","num_batches":10})", &status);
+  ASSERT_EQ(status, 201);
+  const std::string complete = "/v1/tasks/" + std::to_string(t["id"].get<int64_t>()) + "/complete";
+  e = Post(complete, R"({"exit_code":"0"})", &status);
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(e["error"]["where"], "field 'exit_code'");
+  EXPECT_EQ(e["error"]["message"], "must be an integer, not a string (\"0\")");
+  e = Post(complete, R"({"exit_code":4294967296})", &status);
+  EXPECT_EQ(status, 400);
+  e = Post(complete, R"({"exitcode":0})", &status);
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(e["error"]["where"], "field 'exitcode'");
+  EXPECT_EQ(e["error"]["hint"], "the fields are: exit_code");
+  e = Post("/v1/gpus/2/fail", R"({"reason":48})", &status);
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(e["error"]["where"], "field 'reason'");
+  EXPECT_EQ(e["error"]["message"], "must be a string, not a number (48)");
+  Post("/v1/nodes/b/fail", "not json", &status);
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(Get("/v1/gpus")["gpus"][2]["health"], "ok");  // none of them failed it
+  Post(complete, R"({"exit_code":3})", &status);
+  EXPECT_EQ(status, 200);
+}
+
+// Kubernetes annotations and quantities are strings by schema: "8" is read as 8 there, and
+// anything not a whole number is an Error naming the pod and the annotation or resource.
+TEST(ExtenderTypes, AnnotationsAndQuantitiesAreIntegersOrAnError) {
+  auto pod = [](json annotations, json gpu) {
+    return json{{"metadata", {{"name", "p"}, {"namespace", "ns"}, {"uid", "u"}, {"annotations", annotations}}},
+                {"spec", {{"containers", {{{"resources", {{"limits", {{"nvidia.com/gpu", gpu}}}}}}}}}}};
+  };
+  Result<TaskSpec> s = TaskSpecFromPod(pod({{"hase.io/model", "resnet50"}, {"hase.io/batch", "8"},
+                                            {"hase.io/samples", "800"}}, "1"));
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->batch_size, 8);
+  EXPECT_EQ(s->num_batches, 100);
+  EXPECT_EQ(s->gpus, 1);
+  for (const char* bad : {"x", "8x", "", "+8", " 8", "1e3"}) {
+    s = TaskSpecFromPod(pod({{"hase.io/model", "resnet50"}, {"hase.io/batch", bad}}, "1"));
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_TRUE(s.status().IsInvalidArgument());
+    EXPECT_EQ(s.status().where(), "pod ns/p annotation hase.io/batch") << bad;
+  }
+  s = TaskSpecFromPod(pod({{"hase.io/model", "resnet50"}}, "two"));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().where(), "pod ns/p resources.limits nvidia.com/gpu");
+  EXPECT_EQ(s.status().message(), "must be a whole, non-negative number, not a string (\"two\")");
+  EXPECT_FALSE(TaskSpecFromPod(pod({{"hase.io/model", "resnet50"}}, "1.5")).ok());
+  EXPECT_FALSE(TaskSpecFromPod(pod({{"hase.io/model", "resnet50"}}, -1)).ok());
+  EXPECT_EQ(TaskSpecFromPod(pod({{"hase.io/model", "resnet50"}}, 2))->gpus, 2);
+}
+
 TEST_F(ApiTest, GpusMetricsHealthAndFailure) {
   json t = Post("/v1/tasks", R"({"model":"vgg16","num_batches":50})");
   WaitPlaced(t["id"]);

@@ -1,7 +1,10 @@
 #include "hase/service/api_server.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <initializer_list>
+#include <string_view>
 
 #include <limits>
 
@@ -10,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "hase/service/guarded_server.h"
+#include "hase/service/request_json.h"
 #include "hase/service/task_json.h"
 
 namespace hase::service {
@@ -48,6 +52,23 @@ Result<int> GpuIdOf(const httplib::Request& req) {
   HASE_ASSIGN_OR_RETURN(int64_t id, IdOf(req, "GPU"));
   if (id > std::numeric_limits<int>::max()) return Status::NotFound("no GPU " + std::to_string(id));
   return static_cast<int>(id);
+}
+
+// A small POST body ({"exit_code":N}, {"reason":"..."}): empty is {}; anything but an object
+// with the named fields is InvalidArgument naming what is wrong.
+Result<json> SmallBody(const httplib::Request& req, std::initializer_list<std::string_view> fields) {
+  json body = json::parse(req.body.empty() ? "{}" : req.body, nullptr, false);
+  if (body.is_discarded() || !body.is_object()) {
+    return Status::InvalidArgument("body is not a JSON object", "body", "send {} or leave the body empty");
+  }
+  for (const auto& [key, value] : body.items()) {
+    if (std::find(fields.begin(), fields.end(), key) == fields.end()) {
+      std::string known;
+      for (std::string_view f : fields) known += (known.empty() ? "" : ", ") + std::string(f);
+      return Status::InvalidArgument("unknown field", "field '" + key + "'", "the fields are: " + known);
+    }
+  }
+  return body;
 }
 
 json GpuJson(const GpuView& g) {
@@ -224,10 +245,14 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions option
   post(R"(/v1/tasks/(\d+)/complete)", kMutate, [this](const httplib::Request& req, httplib::Response& res) {
     Result<int64_t> id = IdOf(req);
     if (!id.ok()) return SendError(res, id.status());
-    json body = json::parse(req.body.empty() ? "{}" : req.body, nullptr, false);
-    if (body.is_discarded() || !body.is_object()) return SendError(res, Status::InvalidArgument("body is not a JSON object"));
-    const json code = body.value("exit_code", json(0));
-    if (!code.is_number_integer()) return SendError(res, Status::InvalidArgument("exit_code must be an integer"));
+    Result<json> body = SmallBody(req, {"exit_code"});
+    if (!body.ok()) return SendError(res, body.status());
+    const json code = body->value("exit_code", json(0));
+    if (!code.is_number_integer() || code.get<int64_t>() < std::numeric_limits<int>::min() ||
+        code.get<int64_t>() > std::numeric_limits<int>::max()) {
+      return SendError(res, Status::InvalidArgument("must be an integer, not " + DescribeJsonValue(code), "field 'exit_code'",
+                                                    "the process's exit status, 0 for success"));
+    }
     Result<TaskRecord> r = daemon_.Complete(*id, code.get<int>());
     if (!r.ok()) return SendError(res, r.status(), r.status().IsInvalidArgument() ? 409 : 0);
     SendJson(res, 200, TaskRecordToJson(*r));
@@ -237,14 +262,21 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions option
     for (const GpuView& g : daemon_.Gpus()) gpus.push_back(GpuJson(g));
     SendJson(res, 200, json{{"policy", daemon_.policy_name()}, {"gpus", gpus}});
   });
-  auto reason_of = [](const httplib::Request& req) {
-    json body = json::parse(req.body.empty() ? "{}" : req.body, nullptr, false);
-    return body.is_object() ? body.value("reason", std::string()) : std::string();
+  // {"reason":"XID 48"} or nothing.
+  auto reason_of = [](const httplib::Request& req) -> Result<std::string> {
+    HASE_ASSIGN_OR_RETURN(json body, SmallBody(req, {"reason"}));
+    if (!body.contains("reason") || body["reason"].is_null()) return std::string();
+    if (!body["reason"].is_string()) {
+      return Status::InvalidArgument("must be a string, not " + DescribeJsonValue(body["reason"]), "field 'reason'");
+    }
+    return body["reason"].get<std::string>();
   };
   post(R"(/v1/gpus/(\d+)/fail)", kMutate, [this, reason_of](const httplib::Request& req, httplib::Response& res) {
     Result<int> gpu = GpuIdOf(req);
     if (!gpu.ok()) return SendError(res, gpu.status());
-    Result<int> n = daemon_.MarkGpuFailed(*gpu, reason_of(req));
+    Result<std::string> reason = reason_of(req);
+    if (!reason.ok()) return SendError(res, reason.status());
+    Result<int> n = daemon_.MarkGpuFailed(*gpu, *reason);
     if (!n.ok()) return SendError(res, n.status());
     SendJson(res, 200, json{{"requeued", *n}});
   });
@@ -256,7 +288,9 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions option
     SendJson(res, 200, json{{"recovered", true}});
   });
   post(R"(/v1/nodes/([^/]+)/fail)", kMutate, [this, reason_of](const httplib::Request& req, httplib::Response& res) {
-    Result<int> n = daemon_.MarkNodeFailed(req.matches[1].str(), reason_of(req));
+    Result<std::string> reason = reason_of(req);
+    if (!reason.ok()) return SendError(res, reason.status());
+    Result<int> n = daemon_.MarkNodeFailed(req.matches[1].str(), *reason);
     if (!n.ok()) return SendError(res, n.status());
     SendJson(res, 200, json{{"requeued", *n}});
   });
