@@ -216,6 +216,46 @@ TEST_F(ApiTest, WrongTypesAre400NamingFieldAndExpectedType) {
   EXPECT_EQ(status, 200);
 }
 
+// New-user trial: {"model":"a","model":"b"} was accepted, the last copy winning. A key twice in
+// any object of any POST body is a 400 naming the key and the object; not-JSON says where.
+TEST_F(ApiTest, DuplicateKeysAre400NamingTheKeyAndTheObject) {
+  int status = 0;
+  json e = Post("/v1/tasks", R"({"model":"resnet50","model":"vgg16"})", &status);
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(e["error"]["message"], "duplicate key \"model\" in task body");
+  EXPECT_EQ(e["error"]["where"], "body");
+  EXPECT_NE(e["error"]["hint"].get<std::string>().find("send each key once"), std::string::npos);
+  e = Post("/v1/advise", R"({"model":"resnet50","num_batches":1,"num_batches":2})", &status);
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(e["error"]["message"], "duplicate key \"num_batches\" in task body");
+  EXPECT_EQ(Get("/v1/tasks")["tasks"].size(), 0u);
+  json t = Post("/v1/tasks", R"({"model":"resnet50","num_batches":10})", &status);
+  ASSERT_EQ(status, 201);
+  e = Post("/v1/tasks/" + std::to_string(t["id"].get<int64_t>()) + "/complete", R"({"exit_code":0,"exit_code":1})", &status);
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(e["error"]["message"], "duplicate key \"exit_code\" in body");
+  // Nested objects and arrays: the path of the object holding the key twice.
+  e = Post("/filter", R"({"Pod":{"metadata":{"name":"p","name":"q"}},"NodeNames":["a"]})", &status);
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(e["error"]["where"], "body /Pod/metadata");
+  EXPECT_EQ(e["error"]["message"], "duplicate key \"name\" in filter body");
+  e = Post("/prioritize", R"({"NodeNames":["a"],"Pod":{"spec":{"containers":[{"name":"c"},[1,{"x":1}],{"name":"c","name":"d"}]}}})",
+           &status);
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(e["error"]["where"], "body /Pod/spec/containers/2");
+  e = Post("/bind", R"({"PodName":"p","PodName":"q","Node":"a"})", &status);
+  EXPECT_EQ(status, 400);
+  // The same key in different objects is no duplicate.
+  json f = Post("/filter", R"({"Pod":{"metadata":{"name":"web"},"spec":{"name":"x"}},"NodeNames":["a"],"name":1})", &status);
+  EXPECT_EQ(status, 200) << f.dump();
+  EXPECT_EQ(f["NodeNames"], json::array({"a"}));
+  // Not JSON: the parser's line and column.
+  e = Post("/v1/tasks", "{\"model\":\n  resnet50}", &status);
+  EXPECT_EQ(status, 400);
+  EXPECT_NE(e["error"]["message"].get<std::string>().find("task body is not JSON: "), std::string::npos) << e.dump();
+  EXPECT_NE(e["error"]["message"].get<std::string>().find("line 2, column 3"), std::string::npos) << e.dump();
+}
+
 // Kubernetes annotations and quantities are strings by schema: "8" is read as 8 there, and
 // anything not a whole number is an Error naming the pod and the annotation or resource.
 TEST(ExtenderTypes, AnnotationsAndQuantitiesAreIntegersOrAnError) {

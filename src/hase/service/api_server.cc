@@ -57,9 +57,10 @@ Result<int> GpuIdOf(const httplib::Request& req) {
 // A small POST body ({"exit_code":N}, {"reason":"..."}): empty is {}; anything but an object
 // with the named fields is InvalidArgument naming what is wrong.
 Result<json> SmallBody(const httplib::Request& req, std::initializer_list<std::string_view> fields) {
-  json body = json::parse(req.body.empty() ? "{}" : req.body, nullptr, false);
-  if (body.is_discarded() || !body.is_object()) {
-    return Status::InvalidArgument("body is not a JSON object", "body", "send {} or leave the body empty");
+  HASE_ASSIGN_OR_RETURN(json body, ParseRequestJson(req.body.empty() ? std::string_view("{}") : req.body));
+  if (!body.is_object()) {
+    return Status::InvalidArgument("body must be a JSON object, not " + DescribeJsonValue(body), "body",
+                                   "send {} or leave the body empty");
   }
   for (const auto& [key, value] : body.items()) {
     if (std::find(fields.begin(), fields.end(), key) == fields.end()) {
@@ -184,18 +185,18 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions option
   auto del = [&](const std::string& p, Access a, Handler h) { s.Delete(p, guard(a, std::move(h))); };
   constexpr Access kRead = Access::kRead, kMutate = Access::kMutate;
   post("/v1/tasks", kMutate, [this](const httplib::Request& req, httplib::Response& res) {
-    json body = json::parse(req.body, nullptr, false);
-    if (body.is_discarded()) return SendError(res, Status::InvalidArgument("body is not JSON"));
-    Result<TaskSpec> spec = TaskSpecFromJson(body);
+    Result<json> body = ParseRequestJson(req.body, "task body");
+    if (!body.ok()) return SendError(res, body.status());
+    Result<TaskSpec> spec = TaskSpecFromJson(*body);
     if (!spec.ok()) return SendError(res, spec.status());
     Result<TaskStore::Inserted> ins = daemon_.Submit(*spec);
     if (!ins.ok()) return SendError(res, ins.status());
     SendJson(res, ins->created ? 201 : 200, TaskRecordToJson(ins->record));
   });
   post("/v1/advise", kRead, [this](const httplib::Request& req, httplib::Response& res) {
-    json body = json::parse(req.body, nullptr, false);
-    if (body.is_discarded()) return SendError(res, Status::InvalidArgument("body is not JSON"));
-    Result<TaskSpec> spec = TaskSpecFromJson(body);
+    Result<json> body = ParseRequestJson(req.body, "task body");
+    if (!body.ok()) return SendError(res, body.status());
+    Result<TaskSpec> spec = TaskSpecFromJson(*body);
     if (!spec.ok()) return SendError(res, spec.status());
     Result<Advice> a = daemon_.Advise(*spec);
     if (!a.ok()) return SendError(res, a.status());

@@ -180,8 +180,8 @@ void Extender::Remember(const std::string& key, const TaskSpec& spec) {
 }
 
 Result<json> Extender::Filter(std::string_view body) {
-  json args = json::parse(body.begin(), body.end(), nullptr, false);
-  if (args.is_discarded() || !args.is_object()) return Status::InvalidArgument("filter body is not a JSON object");
+  HASE_ASSIGN_OR_RETURN(json args, ParseRequestJson(body, "filter body"));
+  if (!args.is_object()) return Status::InvalidArgument("filter body must be a JSON object, not " + DescribeJsonValue(args));
   json out = {{"FailedNodes", json::object()}, {"FailedAndUnresolvableNodes", json::object()}, {"Error", ""}};
   Result<Candidates> cands = ReadCandidates(args);
   if (!cands.ok()) {
@@ -241,8 +241,8 @@ Result<json> Extender::Filter(std::string_view body) {
 }
 
 Result<json> Extender::Prioritize(std::string_view body) {
-  json args = json::parse(body.begin(), body.end(), nullptr, false);
-  if (args.is_discarded() || !args.is_object()) return Status::InvalidArgument("prioritize body is not a JSON object");
+  HASE_ASSIGN_OR_RETURN(json args, ParseRequestJson(body, "prioritize body"));
+  if (!args.is_object()) return Status::InvalidArgument("prioritize body must be a JSON object, not " + DescribeJsonValue(args));
   json out = json::array();
   Result<Candidates> cands = ReadCandidates(args);
   if (!cands.ok()) return out;  // HostPriorityList has no error field: no opinion
@@ -289,8 +289,8 @@ Extender::Extender(Daemon& daemon, ExtenderOptions options) : daemon_(daemon), o
 }
 
 Result<json> Extender::Bind(std::string_view body) {
-  json args = json::parse(body.begin(), body.end(), nullptr, false);
-  if (args.is_discarded() || !args.is_object()) return Status::InvalidArgument("bind body is not a JSON object");
+  HASE_ASSIGN_OR_RETURN(json args, ParseRequestJson(body, "bind body"));
+  if (!args.is_object()) return Status::InvalidArgument("bind body must be a JSON object, not " + DescribeJsonValue(args));
   auto str = [&](const char* k) {
     const json* v = FindCaseInsensitive(args, k);
     return v && v->is_string() ? v->get<std::string>() : std::string();

@@ -2,10 +2,70 @@
 
 #include <charconv>
 #include <cmath>
+#include <set>
+#include <vector>
 
 namespace hase::service {
 
 using nlohmann::json;
+
+Result<json> ParseRequestJson(std::string_view text, std::string_view what) {
+  // One frame per open object or array: the keys seen (objects) and the current key or index,
+  // for the path of a duplicate.
+  struct Frame {
+    bool object = true;
+    std::set<std::string> keys;
+    std::string at;       // current key (object) or index (array)
+    int64_t next = 0;     // arrays: index of the next element
+  };
+  std::vector<Frame> frames;
+  std::string duplicate, path;
+  auto element_begins = [&] {
+    if (!frames.empty() && !frames.back().object) frames.back().at = std::to_string(frames.back().next++);
+  };
+  json::parser_callback_t callback = [&](int /*depth*/, json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start:
+        element_begins();
+        frames.push_back(Frame{event == json::parse_event_t::object_start, {}, "", 0});
+        break;
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        if (!frames.empty()) frames.pop_back();
+        break;
+      case json::parse_event_t::key:
+        if (!frames.empty()) {
+          const std::string& k = parsed.get_ref<const std::string&>();
+          if (!frames.back().keys.insert(k).second && duplicate.empty()) {
+            duplicate = k;
+            for (size_t i = 0; i + 1 < frames.size(); ++i) path += "/" + frames[i].at;
+          }
+          frames.back().at = k;
+        }
+        break;
+      case json::parse_event_t::value:
+        element_begins();
+        break;
+    }
+    return true;
+  };
+  json j;
+  try {
+    j = json::parse(text.begin(), text.end(), callback);
+  } catch (const json::exception& e) {
+    return Status::InvalidArgument(std::string(what) + " is not JSON: " + e.what(), "body",
+                                   "send one JSON object (Content-Type: application/json)");
+  }
+  if (!duplicate.empty()) {
+    return Status::InvalidArgument(
+        "duplicate key " + json(duplicate).dump(-1, ' ', false, json::error_handler_t::replace) + " in " +
+            std::string(what),
+        path.empty() ? "body" : "body " + path,
+        "send each key once (JSON parsers disagree on which copy counts, RFC 8259 section 4)");
+  }
+  return j;
+}
 
 std::string DescribeJsonValue(const json& v) {
   switch (v.type()) {

@@ -1,6 +1,6 @@
-// Reading JSON request bodies strictly (REST API, Kubernetes extender): one description of a
-// value for "expected X, got Y" errors, and integers out of strings where the sender's schema
-// has only strings (Kubernetes annotations and quantities).
+// Reading JSON request bodies strictly (REST API, Kubernetes extender): one parser that refuses
+// duplicate keys, one description of a value for "expected X, got Y" errors, and integers out
+// of strings where the sender's schema has only strings (Kubernetes annotations and quantities).
 #pragma once
 
 #include <cstdint>
@@ -12,6 +12,13 @@
 #include "hase/base/status.h"
 
 namespace hase::service {
+
+// Parses a request body. Errors: InvalidArgument, where "body", for text that is not JSON
+// (nlohmann-json's message: line, column, what it expected) and for an object with a key twice
+// ({"model":"a","model":"b"}: RFC 8259 §4 leaves which copy counts to the parser, so a client
+// and hase could read different tasks); `where` then names the object ("body", "body /spec").
+// `what` names the body in messages ("task body").
+Result<nlohmann::json> ParseRequestJson(std::string_view text, std::string_view what = "body");
 
 // For error messages: `a string ("8")`, `a boolean (true)`, `a number (2.5)`, `an object`,
 // `an array`, `null`. Strings are cut to 32 bytes.
