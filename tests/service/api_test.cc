@@ -256,6 +256,26 @@ TEST_F(ApiTest, DuplicateKeysAre400NamingTheKeyAndTheObject) {
   EXPECT_NE(e["error"]["message"].get<std::string>().find("line 2, column 3"), std::string::npos) << e.dump();
 }
 
+// New-user trial: ?limit=-1 was accepted (wrapped to 10000), as was 10^12 (clamped). Each bad
+// limit is a 400 giving the valid range; the bounds themselves are fine.
+TEST_F(ApiTest, ListLimitOutsideOneToTenThousandIs400WithTheRange) {
+  int status = 0;
+  for (int i = 0; i < 3; ++i) Post("/v1/tasks", R"({"model":"resnet50","num_batches":10})", &status);
+  for (const char* bad : {"-1", "0", "abc", "10001", "1000000000000", "99999999999999999999999", "1e3", "", "5x", "+5"}) {
+    json e = Get(std::string("/v1/tasks?limit=") + bad, &status);
+    EXPECT_EQ(status, 400) << bad;
+    EXPECT_EQ(e["error"]["where"], "query parameter 'limit'") << bad;
+    EXPECT_EQ(e["error"]["message"], std::string("limit must be a whole number from 1 to 10000, not '") + bad + "'");
+  }
+  EXPECT_EQ(Get("/v1/tasks?limit=2", &status)["tasks"].size(), 2u);
+  EXPECT_EQ(status, 200);
+  EXPECT_EQ(Get("/v1/tasks?limit=10000&state=queued", &status)["tasks"].size() +
+                Get("/v1/tasks?limit=1")["tasks"].size(),
+            Get("/v1/tasks?state=queued")["tasks"].size() + 1);
+  EXPECT_EQ(status, 200);
+  EXPECT_EQ(Get("/v1/tasks")["tasks"].size(), 3u);
+}
+
 // Kubernetes annotations and quantities are strings by schema: "8" is read as 8 there, and
 // anything not a whole number is an Error naming the pod and the annotation or resource.
 TEST(ExtenderTypes, AnnotationsAndQuantitiesAreIntegersOrAnError) {

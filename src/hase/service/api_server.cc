@@ -1,6 +1,7 @@
 #include "hase/service/api_server.h"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <initializer_list>
@@ -70,6 +71,22 @@ Result<json> SmallBody(const httplib::Request& req, std::initializer_list<std::s
     }
   }
   return body;
+}
+
+// ?limit= of a list endpoint: whole digits within 1..kMaxListLimit; absent = kDefaultListLimit.
+// "-1", "abc", "1e3" and 10001 are InvalidArgument naming the range (they used to be clamped).
+Result<size_t> ListLimitOf(const httplib::Request& req) {
+  if (!req.has_param("limit")) return kDefaultListLimit;
+  const std::string v = req.get_param_value("limit");
+  size_t n = 0;
+  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec != std::errc() || end != v.data() + v.size() || v.empty() || n < 1 || n > kMaxListLimit) {
+    return Status::InvalidArgument("limit must be a whole number from 1 to " + std::to_string(kMaxListLimit) +
+                                       ", not '" + v.substr(0, 32) + "'",
+                                   "query parameter 'limit'", "leave it out for the newest " +
+                                                                  std::to_string(kDefaultListLimit));
+  }
+  return n;
 }
 
 json GpuJson(const GpuView& g) {
@@ -210,16 +227,10 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions option
       if (!st.ok()) return SendError(res, st.status());
       state = *st;
     }
-    size_t limit = 100;
-    if (req.has_param("limit")) {
-      try {
-        limit = std::min<size_t>(std::stoul(req.get_param_value("limit")), 10000);
-      } catch (const std::exception&) {
-        return SendError(res, Status::InvalidArgument("bad limit"));
-      }
-    }
+    Result<size_t> limit = ListLimitOf(req);
+    if (!limit.ok()) return SendError(res, limit.status());
     json tasks = json::array();
-    for (const TaskRecord& r : daemon_.List(state, limit)) tasks.push_back(TaskRecordToJson(r));
+    for (const TaskRecord& r : daemon_.List(state, *limit)) tasks.push_back(TaskRecordToJson(r));
     SendJson(res, 200, json{{"tasks", tasks}});
   });
   get(R"(/v1/tasks/(\d+))", kRead, [this](const httplib::Request& req, httplib::Response& res) {

@@ -1,7 +1,7 @@
 // ApiServer: the HTTP face of `hase serve` (cpp-httplib, one thread pool).
 //
 //   POST   /v1/tasks                 submit (task_json.h); 201 new, 200 same key seen before
-//   GET    /v1/tasks[?state=&limit=] newest first (limit default 100, max 10000)
+//   GET    /v1/tasks[?state=&limit=] newest first (limit 1..10000, default 100; else 400)
 //   GET    /v1/tasks/{id}            state, GPU, predicted and actual times
 //   DELETE /v1/tasks/{id}            cancel (also POST /v1/tasks/{id}/cancel)
 //   POST   /v1/tasks/{id}/complete   {"exit_code":N}: an outside runner reports the end
@@ -43,6 +43,10 @@ struct Request;
 namespace hase::service {
 
 class GuardedServer;
+
+// GET /v1/tasks?limit=: the default and the most one answer lists.
+inline constexpr size_t kDefaultListLimit = 100;
+inline constexpr size_t kMaxListLimit = 10000;
 
 // Bodies over this get 413 before they are parsed (a task body is < 70 KiB).
 inline constexpr size_t kMaxBodyBytes = size_t{1} << 20;  // 1 MiB
