@@ -30,6 +30,15 @@ TEST(StatusTest, ToStringHasWhereWhatAndHint) {
   EXPECT_EQ(s.WithContext("hase simulate").where(), "hase simulate: cluster.yaml:3");
 }
 
+TEST(StatusTest, ConflictIsCodeSevenExitEight) {
+  Status s = Status::Conflict("key 'k' was used for another task", "task field 'key'");
+  EXPECT_TRUE(s.IsConflict());
+  EXPECT_FALSE(s.IsInvalidArgument());
+  EXPECT_EQ(static_cast<int>(s.code()), 7);  // never renumbered: reaches exit statuses and JSON
+  EXPECT_EQ(s.ExitCode(), 8);
+  EXPECT_EQ(s.ToString(), "conflict: task field 'key': key 'k' was used for another task");
+}
+
 TEST(StatusTest, ResultPropagates) {
   int v = 0;
   EXPECT_TRUE(UseHalf(8, &v).ok());

@@ -276,6 +276,38 @@ TEST_F(ApiTest, ListLimitOutsideOneToTenThousandIs400WithTheRange) {
   EXPECT_EQ(Get("/v1/tasks")["tasks"].size(), 3u);
 }
 
+// New-user trial: an idempotency key reused with another body silently returned the first task.
+// Now 409 naming the key, the task and what differs; the same task (even written as samples
+// instead of num_batches) still gets the first task with 200.
+TEST_F(ApiTest, IdempotencyKeyReusedForAnotherBodyIs409) {
+  int status = 0;
+  json t = Post("/v1/tasks", R"({"key":"k-9","model":"resnet50","batch_size":8,"num_batches":100,"command":"run a"})",
+                &status);
+  ASSERT_EQ(status, 201);
+  const int64_t id = t["id"];
+  json same = Post("/v1/tasks", R"({"command":"run a","num_batches":100,"batch_size":8,"model":"resnet50","key":"k-9"})",
+                   &status);
+  EXPECT_EQ(status, 200);
+  EXPECT_EQ(same["id"], id);
+  same = Post("/v1/tasks", R"({"key":"k-9","model":"resnet50","batch_size":8,"samples":800,"command":"run a"})", &status);
+  EXPECT_EQ(status, 200);  // 800 samples of 8 = 100 batches: the same task
+  EXPECT_EQ(same["id"], id);
+  json e = Post("/v1/tasks", R"({"key":"k-9","model":"resnet50","batch_size":16,"num_batches":100,"command":"run b"})",
+                &status);
+  EXPECT_EQ(status, 409);
+  EXPECT_EQ(e["error"]["code"], "conflict");
+  EXPECT_EQ(e["error"]["where"], "task field 'key'");
+  EXPECT_EQ(e["error"]["message"], "idempotency key 'k-9' was first used for task " + std::to_string(id) +
+                                       " with another body (batch_size 8 before, 16 now; command \"run a\" before, "
+                                       "\"run b\" now)");
+  EXPECT_NE(e["error"]["hint"].get<std::string>().find("use a new key"), std::string::npos);
+  // Nothing new was journalled, the first task is unchanged.
+  json list = Get("/v1/tasks");
+  ASSERT_EQ(list["tasks"].size(), 1u);
+  EXPECT_EQ(list["tasks"][0]["batch_size"], 8);
+  EXPECT_EQ(list["tasks"][0]["command"], "run a");
+}
+
 // Kubernetes annotations and quantities are strings by schema: "8" is read as 8 there, and
 // anything not a whole number is an Error naming the pod and the annotation or resource.
 TEST(ExtenderTypes, AnnotationsAndQuantitiesAreIntegersOrAnError) {

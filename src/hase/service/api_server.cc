@@ -25,6 +25,7 @@ using nlohmann::json;
 int HttpStatusOf(const Status& s) {
   if (s.IsInvalidArgument() || s.IsParse() || s.IsUnsupported()) return 400;
   if (s.IsNotFound()) return 404;
+  if (s.IsConflict()) return 409;
   if (s.IsIO()) return 503;  // the journal cannot be written (full disk): retry later
   return 500;
 }

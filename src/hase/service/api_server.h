@@ -1,6 +1,7 @@
 // ApiServer: the HTTP face of `hase serve` (cpp-httplib, one thread pool).
 //
-//   POST   /v1/tasks                 submit (task_json.h); 201 new, 200 same key seen before
+//   POST   /v1/tasks                 submit (task_json.h); 201 new, 200 same key and task seen
+//                                    before, 409 same key with another task
 //   GET    /v1/tasks[?state=&limit=] newest first (limit 1..10000, default 100; else 400)
 //   GET    /v1/tasks/{id}            state, GPU, predicted and actual times
 //   DELETE /v1/tasks/{id}            cancel (also POST /v1/tasks/{id}/cancel)

@@ -14,6 +14,7 @@
 #include "hase/sched/registry.h"
 #include "hase/sched/timeline.h"
 #include "hase/service/local_backend.h"
+#include "hase/service/task_json.h"
 
 namespace hase::service {
 namespace {
@@ -616,6 +617,14 @@ Result<TaskStore::Inserted> Daemon::Submit(const TaskSpec& submitted) {
   if (unsynced_.empty()) journal_error_.clear();
   TaskStore::Inserted ins = std::move(*inserted);
   if (!ins.created) {
+    // A retry must be the same task: a key reused for another body would silently return a
+    // task the client did not ask for.
+    if (const std::string diff = TaskSpecDifference(ins.record.spec, spec); !diff.empty()) {
+      return Status::Conflict(fmt::format("idempotency key '{}' was first used for task {} with another body ({})",
+                                          spec.key, ins.record.id, diff),
+                              "task field 'key'",
+                              "a key names one task: resend the first body to retry it, or use a new key");
+    }
     metrics_.CountDuplicate();
     auto it = tasks_.find(ins.record.id);
     if (it != tasks_.end()) ins.record = it->second;

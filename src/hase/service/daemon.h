@@ -188,8 +188,11 @@ class Daemon {
   Status Start();
   void Stop();
 
-  // Accepts a task (journalled on return). `created` is false when spec.key was seen before.
-  // A spec without a runtime is journalled with DaemonOptions::default_runtime.
+  // Accepts a task (journalled on return). `created` is false when spec.key was seen before
+  // with the same spec (the retry gets that task). A spec without a runtime is journalled with
+  // DaemonOptions::default_runtime. Errors: Unsupported (gpus != 1), InvalidArgument (a model
+  // no GPU type can predict), Conflict (spec.key was used for another spec: the message names
+  // the key, the task and each differing field), IO (the journal).
   Result<TaskStore::Inserted> Submit(const TaskSpec& spec);
   std::optional<TaskRecord> Get(int64_t id) const;
   // The task submitted with client key `key` (TaskSpec::key), if any.

@@ -153,6 +153,21 @@ json TaskSpecToJson(const TaskSpec& s) {
               {"pod", s.pod}, {"runtime", s.runtime.empty() ? json(nullptr) : json(s.runtime)}};
 }
 
+std::string TaskSpecDifference(const TaskSpec& stored, const TaskSpec& sent) {
+  const json a = TaskSpecToJson(stored), b = TaskSpecToJson(sent);
+  std::string out;
+  auto shown = [](const json& v) {
+    std::string d = v.dump(-1, ' ', false, json::error_handler_t::replace);
+    return d.size() > 40 ? d.substr(0, 40) + "..." : d;
+  };
+  for (const auto& [field, before] : a.items()) {
+    const json& now = b.contains(field) ? b[field] : json(nullptr);
+    if (before == now) continue;
+    out += (out.empty() ? "" : "; ") + field + " " + shown(before) + " before, " + shown(now) + " now";
+  }
+  return out;
+}
+
 json TaskRecordToJson(const TaskRecord& r) {
   json j = TaskSpecToJson(r.spec);
   j["id"] = r.id;
