@@ -189,7 +189,7 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions option
         res.set_header("WWW-Authenticate", "Bearer");
         return SendJson(res, 401,
                         json{{"error",
-                              {{"code", "Unauthenticated"},
+                              {{"code", "unauthenticated"},  // lower case as CodeName's
                                {"message", "missing or wrong bearer token"},
                                {"where", req.path.substr(0, 64)},
                                {"hint", "send 'Authorization: Bearer <token>' with a token of --token-file"}}}});

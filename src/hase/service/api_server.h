@@ -16,7 +16,10 @@
 //   GET    /healthz                  200 {"status":"ok"|"degraded","reasons":[...]}
 //   POST   /filter /prioritize /bind Kubernetes extender (extender.h); also under /extender/
 //   POST   /extender/<token>/filter|prioritize|bind   the same, token in the path (api_auth.h)
-// Errors are {"error":{"code":"NotFound","message":"...","hint":"..."}} with 400 (bad input),
+// Errors are {"error":{"code":"not found","message":"...","where":"...","hint":"..."}}; `code`
+// is lower case words, as Status's CodeName ("invalid argument", "not found", "conflict", ...),
+// plus "unauthenticated" (401), "unavailable" (503, too many connections) and "http" (errors
+// cpp-httplib answers before a handler). Statuses: 400 (bad input),
 // 401 (no or wrong bearer token), 404 (unknown id), 409 (already ended), 503 (the journal
 // cannot be written, e.g. a full disk; Retry-After), 500 (other).
 //
