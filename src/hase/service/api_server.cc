@@ -132,15 +132,27 @@ json GpuJson(const GpuView& g) {
 
 json WhyJson(const PlacementWhy& w) {
   auto time = [](double t) { return std::isfinite(t) ? json(t) : json(nullptr); };
-  auto option = [&](const PlacementWhy::Option& o) {
-    return json{{"gpu", o.gpu}, {"node", o.node}, {"type", o.type}, {"predicted_end_s", time(o.predicted_end_s)},
-                {"slower_by_s", time(o.predicted_end_s - w.chosen.predicted_end_s)}};
+  auto option = [&](const PlacementWhy::Option& o, bool alternative) {
+    json j{{"gpu", o.gpu}, {"node", o.node}, {"type", o.type}, {"predicted_end_s", time(o.predicted_end_s)}};
+    if (w.priced) {
+      j["predicted_start_s"] = time(o.predicted_start_s);
+      j["inflicted_s"] = o.inflicted_s;
+      j["cost_s"] = time(o.cost_s);
+      j["score"] = o.score;
+    }
+    if (alternative) {
+      j["slower_by_s"] = time(o.predicted_end_s - w.chosen.predicted_end_s);
+      if (w.priced) {
+        j["costlier_by_s"] = time(o.cost_s - w.chosen.cost_s);
+        j["why_not"] = o.why_not;
+      }
+    }
+    return j;
   };
   json alts = json::array();
-  for (const PlacementWhy::Option& o : w.alternatives) alts.push_back(option(o));
-  json chosen = option(w.chosen);
-  chosen.erase("slower_by_s");
-  return json{{"decided_s", w.decided_s}, {"policy", w.policy}, {"chosen", chosen}, {"alternatives", alts}};
+  for (const PlacementWhy::Option& o : w.alternatives) alts.push_back(option(o, true));
+  return json{{"decided_s", w.decided_s}, {"policy", w.policy},       {"priced", w.priced},
+              {"objective", w.objective}, {"chosen", option(w.chosen, false)}, {"alternatives", alts}};
 }
 
 }  // namespace
