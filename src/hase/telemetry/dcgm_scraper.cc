@@ -1,4 +1,5 @@
 #include "hase/telemetry/dcgm_scraper.h"
+#include "hase/base/seconds_text.h"
 
 #include <algorithm>
 #include <chrono>
@@ -130,8 +131,8 @@ TelemetryHealth DcgmScraper::Health() const {
   for (const GpuObservation& g : all) {
     h.max_age_s = std::max(h.max_age_s, g.load.age_s);
     if (g.load.age_s > options_.stale_after_s) {
-      h.reasons.push_back(fmt::format("telemetry: {} gpu {} stale ({:.0f} s old > {:.0f} s)", g.key.host,
-                                      g.key.index, g.load.age_s, options_.stale_after_s));
+      h.reasons.push_back(fmt::format("telemetry: {} gpu {} stale ({} old > {})", g.key.host, g.key.index,
+                                      SecondsText(g.load.age_s), SecondsText(options_.stale_after_s)));
     }
   }
   h.degraded = !h.reasons.empty();

@@ -1,4 +1,5 @@
 #include "hase/telemetry/prom_load_source.h"
+#include "hase/base/seconds_text.h"
 
 #include <algorithm>
 #include <chrono>
@@ -30,7 +31,7 @@ Status PromLoadSource::RefreshOnce() {
   if (!got.ok()) {
     st = got.status();
   } else if (got->empty()) {
-    st = Status::NotFound("no DCGM series in the last " + fmt::format("{:g}", options_.window_s) + " s",
+    st = Status::NotFound("no DCGM series in the last " + SecondsText(options_.window_s),
                           options_.base_url + (options_.selector.empty() ? "" : " " + options_.selector),
                           "is Prometheus scraping dcgm-exporter, and does --selector match its series?");
   } else {
@@ -95,8 +96,8 @@ TelemetryHealth PromLoadSource::Health() const {
   for (const GpuObservation& g : all) {
     h.max_age_s = std::max(h.max_age_s, g.load.age_s);
     if (g.load.age_s > options_.stale_after_s) {
-      h.reasons.push_back(fmt::format("telemetry: {} gpu {} stale ({:.0f} s old > {:.0f} s)", g.key.host,
-                                      g.key.index, g.load.age_s, options_.stale_after_s));
+      h.reasons.push_back(fmt::format("telemetry: {} gpu {} stale ({} old > {})", g.key.host, g.key.index,
+                                      SecondsText(g.load.age_s), SecondsText(options_.stale_after_s)));
     }
   }
   h.degraded = !h.reasons.empty();
