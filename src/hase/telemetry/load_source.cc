@@ -1,7 +1,10 @@
 #include "hase/telemetry/load_source.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
+#include "hase/base/seconds_text.h"
 #include "hase/telemetry/dcgm_fields.h"
 
 namespace hase::telemetry {
@@ -10,6 +13,18 @@ namespace {
 std::string Label(const GpuObservation& g) { return fmt::format("{}/{}", g.key.host, g.key.index); }
 
 }  // namespace
+
+void AddGpuHealth(const std::vector<GpuObservation>& gpus, double stale_after_s, TelemetryHealth& health) {
+  AddFieldHealth(gpus, health);
+  for (const GpuObservation& g : gpus) {
+    health.max_age_s = std::max(health.max_age_s, g.load.age_s);
+    if (g.load.age_s > stale_after_s) {
+      health.reasons.push_back(fmt::format("telemetry: {} gpu {} stale ({} old > {})", g.key.host, g.key.index,
+                                           SecondsText(g.load.age_s), SecondsText(stale_after_s)));
+    }
+  }
+  health.degraded = !health.reasons.empty();
+}
 
 void AddFieldHealth(const std::vector<GpuObservation>& gpus, TelemetryHealth& health) {
   if (gpus.empty()) return;

@@ -62,4 +62,9 @@ class LoadSource {
 // reports no SM activity field at all. SM_CLOCK and PIPE_TENSOR_ACTIVE are not needed.
 void AddFieldHealth(const std::vector<GpuObservation>& gpus, TelemetryHealth& health);
 
+// What every load source's Health adds for its GPUs: AddFieldHealth, the oldest reading
+// (max_age_s) and a reason per GPU whose reading is older than `stale_after_s` s ("telemetry:
+// a gpu 0 stale (12.3 s old > 10 s)"); then degraded = any reason.
+void AddGpuHealth(const std::vector<GpuObservation>& gpus, double stale_after_s, TelemetryHealth& health);
+
 }  // namespace hase::telemetry
