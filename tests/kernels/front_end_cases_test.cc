@@ -197,42 +197,6 @@ TEST(FrontEndCases, PadIntoPoolingFusedAndFlagged) {
   }
 }
 
-// A Pad of zeros only (torch's AvgPool2d export: DenseNet's three transitions) is fused and not
-// flagged (it adds no padding: no result changes); real padding fused into several pooling nodes
-// is one warning for the model naming them (it was one line per node).
-TEST(FrontEndCases, ZeroWidthPadIsNotFlaggedAndFlagsAreOnePerModel) {
-  for (const bool real_padding : {false, true}) {
-    ModelBuilder b;
-    b.Input("x", {"N", "4", "8", "8"});
-    b.Int64Const("pads", real_padding ? std::vector<int64_t>{0, 0, 1, 1, 0, 0, 1, 1}
-                                      : std::vector<int64_t>{0, 0, 0, 0, 0, 0, 0, 0});
-    std::string in = "x";
-    for (int i = 0; i < 3; ++i) {
-      const std::string p = "p" + std::to_string(i), y = "y" + std::to_string(i);
-      b.Node("Pad", {in, "pads"}, {p});
-      auto* n = b.Node("AveragePool", {p}, {y});
-      n->set_name("pool" + std::to_string(i));
-      ModelBuilder::Ints(n, "kernel_shape", {1, 1});
-      ModelBuilder::Ints(n, "pads", {0, 0, 0, 0});
-      ModelBuilder::Int(n, "count_include_pad", 0);
-      in = y;
-    }
-    b.Output(in);
-    const KernelList l = Build(b.Write(real_padding ? "pad3_real.onnx" : "pad3_zero.onnx"), {.profile = "ort-cuda"});
-    EXPECT_EQ(Types(l), (V{"AveragePool", "AveragePool", "AveragePool"})) << real_padding;  // fused either way
-    std::vector<std::string> flags;
-    for (const auto& w : l.warnings) {
-      if (w.find("PadFusion") != std::string::npos) flags.push_back(w);
-    }
-    if (!real_padding) {
-      EXPECT_TRUE(flags.empty()) << flags.front();
-    } else {
-      ASSERT_EQ(flags.size(), 1u);
-      EXPECT_EQ(flags[0].substr(0, 57), "3 AveragePool node(s) ('pool0', 'pool1', 'pool2'): a zero");
-    }
-  }
-}
-
 // A transformer MLP as torch 1.13 exports it (opset 13): F.layer_norm decomposed, Linear on a
 // 3-D activation (MatMul + Add), nn.GELU as Div → Erf → Add → Mul → Mul.
 TEST(FrontEndCases, LayerNormAndBiasGelu) {

@@ -124,7 +124,6 @@ Result<KernelList> BuildKernelList(const std::string& onnx_path, const KernelLis
   const std::unordered_set<std::string> unknown(loaded.unknown_op_nodes.begin(),
                                                 loaded.unknown_op_nodes.end());
   int index = 0;
-  std::vector<std::string> padded_avg, padded_max;  // pooling nodes a padding Pad was fused into
   for (graph::NodeId id : graph::OrtTopologicalOrder(g)) {
     const graph::Node& n = g.node(id);
     if (!kernels::HasCostFormula(n) && !unknown.count(n.name)) {
@@ -139,24 +138,16 @@ Result<KernelList> BuildKernelList(const std::string& onnx_path, const KernelLis
     if (n.attributes.count("fused_pad") &&
         (n.op_type == "MaxPool" ||
          (n.op_type == "AveragePool" && n.IntAttr("count_include_pad", 0) == 0))) {
-      (n.op_type == "MaxPool" ? padded_max : padded_avg).push_back(n.name);
+      out.warnings.push_back(
+          "node '" + n.name + "': a zero Pad was fused into " + n.op_type +
+          (n.op_type == "MaxPool" ? " (which pads with -inf)"
+                                  : " (count_include_pad = 0 leaves the padding out of the mean)") +
+          ", as ONNX Runtime's PadFusion does; the runtime's results differ from the model's "
+          "where the padding is read");
     }
     out.kernels.push_back(kernels::CostKernel(g, n, index++, constants));
     out.kernels.back().cpu_placed = cpu_placed[id];
   }
-  // One warning per model and pooling kind, naming its nodes (was one per node).
-  auto flag = [&](const std::vector<std::string>& nodes, const std::string& op, const char* why) {
-    if (nodes.empty()) return;
-    std::string names;
-    for (size_t i = 0; i < nodes.size() && i < 5; ++i) names += (i ? ", '" : "'") + nodes[i] + "'";
-    if (nodes.size() > 5) names += ", ...";
-    out.warnings.push_back(std::to_string(nodes.size()) + " " + op + " node(s) (" + names +
-                           "): a zero Pad was fused into them " + why +
-                           ", as ONNX Runtime's PadFusion does; the runtime's results differ from the "
-                           "model's where the padding is read");
-  };
-  flag(padded_avg, "AveragePool", "(count_include_pad = 0 leaves the padding out of the mean)");
-  flag(padded_max, "MaxPool", "(MaxPool pads with -inf)");
   return out;
 }
 

@@ -1,7 +1,5 @@
 #include "hase/kernels/rules/pad_fusion.h"
 
-#include <algorithm>
-
 #include "hase/kernels/rules/rule_util.h"
 
 namespace hase::kernels::rules {
@@ -69,11 +67,7 @@ RuleEffect PadFusion::Apply(graph::Graph& g, const PadFound& f) const {
   child.attributes["pads"] = a;
   // Recorded for the list's warnings: MaxPool pads with -inf and AveragePool with
   // count_include_pad = 0 ignores pads, where the Pad wrote zeros (kernel_list_builder.cc).
-  // A Pad of zeros only (torch's AvgPool2d export in DenseNet's transitions) adds no padding:
-  // the fusion changes no result, nothing to flag.
-  if (std::any_of(f.spatial_pads.begin(), f.spatial_pads.end(), [](int64_t p) { return p > 0; })) {
-    child.attributes["fused_pad"] = graph::Attribute::Int(1);
-  }
+  child.attributes["fused_pad"] = graph::Attribute::Int(1);
   child.source_nodes.insert(child.source_nodes.begin(), pad_sources.begin(), pad_sources.end());
   std::vector<std::string> ins = child.inputs;
   ins[0] = x;

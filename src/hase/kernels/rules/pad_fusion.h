@@ -12,8 +12,8 @@
 // copies, flagged in KernelList::warnings (issue 12, C05): MaxPool pads with -inf where the Pad
 // wrote zeros (results differ when inputs can be negative), and AveragePool with
 // count_include_pad = 0 leaves the Pad's zeros out of the average.
-// Effect: consumer's pads += Pad's spatial pads, attribute fused_pad = 1 when those pads are
-// not all 0 (a Pad of zeros changes no result: not flagged), consumer reads X, Pad removed.
+// Effect: consumer's pads += Pad's spatial pads, attribute fused_pad = 1, consumer reads X,
+// Pad removed.
 #pragma once
 
 #include "hase/kernels/fusion_rule.h"
