@@ -72,7 +72,7 @@ void BM_Submit10k(benchmark::State& state) {
       state.SkipWithError("daemon did not start");
       return;
     }
-    service::Extender ext(**d, {});
+    service::Extender ext(**d);
     service::ApiServer api(**d, ext);
     const int port = *api.Bind("127.0.0.1", 0);
     api.Start();

@@ -1,7 +1,8 @@
 // `hase serve --config cluster.yaml [--listen 127.0.0.1:8080] [--state DIR] ...`: the scheduler
 // daemon (REST API, /metrics, /healthz, Kubernetes extender) over a durable journal.
 // `--backend slurm` discovers the cluster from Slurm (--config then optional) and runs tasks
-// as Slurm jobs (service/slurm_backend.h).
+// as Slurm jobs (service/slurm_backend.h); `--kube-api` makes Kubernetes the backend (binds
+// the pods kube-scheduler sends the extender: service/kube_backend.h).
 // Library: src/hase/service/ (daemon.h, api_server.h, extender.h); docs/service.md.
 #include <csignal>
 #include <cstdio>
@@ -20,11 +21,12 @@
 #define HASE_SERVE_AVAILABLE 1
 #include "hase/hw/gpu_catalog.h"
 #include "hase/sched/cluster_file.h"
+#include "hase/service/mig_telemetry.h"
 #include "hase/service/api_server.h"
 #include "hase/service/daemon.h"
 #include "hase/service/extender.h"
 #include "hase/service/latency_table.h"
-#include "hase/service/pod_watcher.h"
+#include "hase/service/kube_backend.h"
 #include "hase/service/slurm_backend.h"
 #include "hase/service/slurm_cluster.h"
 #include "hase/sim/predictor_oracle.h"
@@ -140,8 +142,23 @@ int Run(const ServeFlags& f) {
   if (f.config.empty() && f.backend != "slurm") {
     return Fail(Status::InvalidArgument("--config is required", "hase serve", "or discover the cluster: --backend slurm"));
   }
+  if (!f.kube_api.empty() && (f.executor || f.backend == "slurm")) {
+    return Fail(Status::InvalidArgument(
+        "--kube-api makes Kubernetes the backend (the kubelet runs the pods hase binds); it cannot be combined with " +
+            std::string(f.executor ? "--executor" : "--backend slurm"),
+        "hase serve", "run one hase serve per backend"));
+  }
   std::unique_ptr<service::Backend> backend;
   Result<sched::Cluster> cluster = Status::Internal("no cluster");
+  if (!f.kube_api.empty()) {
+    // Checked before anything listens: a bad --kube-api is one clear error at start.
+    service::KubeBackendOptions ko;
+    ko.client = {f.kube_api, f.kube_token_file, f.kube_ca, 5.0};
+    ko.watcher.label_selector = f.kube_pod_selector;
+    auto kube = service::KubeBackend::Create(ko);
+    if (!kube.ok()) return Fail(kube.status());
+    backend = std::move(kube).value();
+  }
   if (f.backend == "slurm") {
     service::SlurmOptions so;
     so.partition = f.slurm_partition;
@@ -200,6 +217,7 @@ int Run(const ServeFlags& f) {
   }
   telemetry::NodeMap nodes;
   for (const sched::Gpu& g : cluster->gpus) nodes.nodes.insert(g.node);
+  nodes.mig = service::DeclaredMigInstances(*cluster);  // MIG series → instances, for /healthz
   for (const std::string& t : f.gpu_node) {
     auto un = telemetry::ParseUuidNode(t);
     if (!un.ok()) return Fail(un.status());
@@ -267,21 +285,7 @@ int Run(const ServeFlags& f) {
   if (Status st = (*daemon)->Start(); !st.ok()) return Fail(st);
   if (scraper) scraper->Start();
 
-  service::ExtenderOptions eo;
-  eo.api_server = f.kube_api;
-  eo.token_file = f.kube_token_file;
-  eo.ca_file = f.kube_ca;
-  std::unique_ptr<service::PodWatcher> pod_watcher;
-  if (!f.kube_api.empty()) {
-    // Checked before anything listens: a bad --kube-api is one clear error at start.
-    auto kube = service::KubeClient::Create({f.kube_api, f.kube_token_file, f.kube_ca, eo.timeout_s});
-    if (!kube.ok()) return Fail(kube.status());
-    service::PodWatcherOptions wo;
-    wo.label_selector = f.kube_pod_selector;
-    pod_watcher = std::make_unique<service::PodWatcher>(**daemon, std::move(kube).value(), wo);
-    pod_watcher->Start();
-  }
-  service::Extender extender(**daemon, eo);
+  service::Extender extender(**daemon);
   service::ApiServer api(**daemon, extender, ao);
   auto bound = api.Bind(host, port);
   if (!bound.ok()) return Fail(bound.status());
@@ -299,7 +303,6 @@ int Run(const ServeFlags& f) {
   api.Run();
   pthread_kill(waiter.native_handle(), SIGTERM);  // release the waiter if Run ended first
   waiter.join();
-  if (pod_watcher) pod_watcher->Stop();
   if (scraper) scraper->Stop();
   (*daemon)->Stop();
   return 0;
@@ -344,7 +347,7 @@ Command AddServeCommand(CLI::App& parent) {
   a.add_option("--slurm-node-poll", flags->slurm_node_poll_s, "Seconds between node state polls (scontrol)");
   a.add_option("--executor-node", flags->executor_node, "Node this executor runs (default: every node)");
   a.add_option("--kube-api", flags->kube_api,
-               "Kubernetes API for bindings and the pod watcher: a URL (http://127.0.0.1:8001 = kubectl proxy) or in-cluster");
+               "Kubernetes as the backend (binds the pods kube-scheduler sends the extender, watches them, deletes them on cancel): the API URL (http://127.0.0.1:8001 = kubectl proxy) or in-cluster");
   a.add_option("--kube-token-file", flags->kube_token_file, "Bearer token file for --kube-api (in-cluster: the service account's)");
   a.add_option("--kube-ca", flags->kube_ca, "CA bundle for an https --kube-api (in-cluster: the service account's)");
   a.add_option("--kube-pod-selector", flags->kube_pod_selector, "Label selector of the pods the watcher lists (default: all)");

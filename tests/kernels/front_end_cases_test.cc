@@ -3,12 +3,16 @@
 // pooling, shape ops the CUDA EP keeps on the host. Each asserts hase's kernel list and, where
 // the CPU EP can show it, onnxruntime-node's own optimised graph (skipped without
 // tools/ort/node_modules; a failure under CI=true).
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "graph/test_models.h"
+#include "hase/kernels/fusion_profile.h"
 #include "hase/kernels/kernel_list_builder.h"
 #include "testing.h"
 
@@ -173,8 +177,10 @@ TEST(FrontEndCases, PrecisionConditions) {
   EXPECT_EQ(Types(Build(silu, {.profile = "ort-cuda"})), (V{"QuickGelu"}));
 }
 
-// Zero Pad → AveragePool(count_include_pad = 0) and → MaxPool: ORT fuses both (PadFusion);
-// hase copies it and says that the results change.
+// Zero Pad → AveragePool(count_include_pad = 0) and → MaxPool: ORT fuses both (PadFusion).
+// The fused AveragePool counts the padding (count_include_pad = 1: exact, no warning); MaxPool
+// pads with -inf, so hase says that the results change. An AveragePool that pads by itself with
+// count_include_pad = 0 is not fused (ORT refuses it).
 TEST(FrontEndCases, PadIntoPoolingFusedAndFlagged) {
   for (const char* pool : {"AveragePool", "MaxPool"}) {
     ModelBuilder b;
@@ -192,9 +198,21 @@ TEST(FrontEndCases, PadIntoPoolingFusedAndFlagged) {
     EXPECT_EQ(l.kernels[0].attributes.at("pads"), (std::vector<int64_t>{1, 1, 1, 1}));
     bool flagged = false;
     for (const auto& w : l.warnings) flagged = flagged || w.find("PadFusion") != std::string::npos;
-    EXPECT_TRUE(flagged) << pool;
+    EXPECT_EQ(flagged, std::string(pool) == "MaxPool") << pool;
     if (auto ort = OrtCpuTypes(path)) EXPECT_EQ(Types(l), *ort) << pool;
   }
+  ModelBuilder b;
+  b.Input("x", {"N", "4", "8", "8"}).Int64Const("pads", {0, 0, 1, 1, 0, 0, 1, 1});
+  b.Node("Pad", {"x", "pads"}, {"p"});
+  auto* n = b.Node("AveragePool", {"p"}, {"y"});
+  ModelBuilder::Ints(n, "kernel_shape", {3, 3});
+  ModelBuilder::Ints(n, "pads", {1, 1, 1, 1});
+  ModelBuilder::Int(n, "count_include_pad", 0);
+  b.Output("y");
+  const std::string path = b.Write("pad_own_pads_avgpool.onnx");
+  const KernelList l = Build(path, {.profile = "ort-cpu"});
+  EXPECT_EQ(Types(l), (V{"Pad", "AveragePool"}));
+  if (auto ort = OrtCpuTypes(path)) EXPECT_EQ(Types(l), *ort);
 }
 
 // A transformer MLP as torch 1.13 exports it (opset 13): F.layer_norm decomposed, Linear on a
@@ -240,13 +258,201 @@ TEST(FrontEndCases, LayerNormAndBiasGelu) {
   if (auto ort = OrtCpuTypes(path)) EXPECT_EQ(Types(Build(path, {.profile = "ort-cpu"})), *ort);
 }
 
+// F.layer_norm over the last axis of `x` as torch 1.13 exports it (opset 13) → `y`; needs the
+// constants two, eps, `scale`, `shift`.
+void DecomposedLayerNorm(ModelBuilder& b, const std::string& x, const std::string& scale,
+                         const std::string& shift, const std::string& y) {
+  ModelBuilder::Ints(b.Node("ReduceMean", {x}, {x + "_m"}), "axes", {-1});
+  b.Node("Sub", {x, x + "_m"}, {x + "_d"});
+  b.Node("Pow", {x + "_d", "two"}, {x + "_p"});
+  ModelBuilder::Ints(b.Node("ReduceMean", {x + "_p"}, {x + "_v"}), "axes", {-1});
+  b.Node("Add", {x + "_v", "eps"}, {x + "_ve"});
+  b.Node("Sqrt", {x + "_ve"}, {x + "_sd"});
+  b.Node("Div", {x + "_d", x + "_sd"}, {x + "_n"});
+  b.Node("Mul", {x + "_n", scale}, {x + "_ns"});
+  b.Node("Add", {x + "_ns", shift}, {y});
+}
+
+// torchvision's ConvNeXt CNBlock, then a LayerNorm2d (as in its downsampling layers), exported
+// at opset 13: depthwise Conv → Transpose(0,2,3,1) → LayerNorm → Linear → GELU → Linear →
+// Transpose(0,3,1,2) → layer scale Mul → residual Add → Transpose → LayerNorm → Transpose.
+// ORT's TransposeOptimizer pushes the block's first Transpose through ReduceMean and Sub (then
+// the cost stops it: Pow's output leads to no Transpose), so the rest of that LayerNorm fuses as
+// SimplifiedLayerNormalization; it pushes the second through the layer-scale Mul (whose output
+// leads, via the residual Add, to the LayerNorm2d's Transpose) but not through the Add; the
+// LayerNorm2d's two Transposes meet and cancel, leaving its LayerNorm channels-first, unfused.
+TEST(FrontEndCases, ConvNextBlockTransposeOptimizer) {
+  ModelBuilder b;
+  b.Input("x", {"N", "8", "16", "16"});
+  b.Weight("dw", {8, 1, 7, 7}).Weight("dwb", {8});
+  b.FloatConst("two", {}, {2.0f}).FloatConst("eps", {}, {1e-6f});
+  b.Weight("g1", {8}).Weight("b1", {8}).Weight("g2", {8}).Weight("b2", {8});
+  b.Weight("w1", {8, 32}).Weight("bias1", {32}).Weight("w2", {32, 8}).Weight("bias2", {8});
+  b.Weight("gamma", {8, 1, 1});
+  b.FloatConst("sqrt2", {}, {1.4142135f}).FloatConst("one", {}, {1.0f});
+  b.FloatConst("half", {}, {0.5f});
+  auto* dw = b.Node("Conv", {"x", "dw", "dwb"}, {"c"});
+  ModelBuilder::Ints(dw, "kernel_shape", {7, 7});
+  ModelBuilder::Ints(dw, "pads", {3, 3, 3, 3});
+  ModelBuilder::Int(dw, "group", 8);
+  ModelBuilder::Ints(b.Node("Transpose", {"c"}, {"ct"}), "perm", {0, 2, 3, 1});
+  DecomposedLayerNorm(b, "ct", "g1", "b1", "ln");
+  b.Node("MatMul", {"ln", "w1"}, {"mm1"});
+  b.Node("Add", {"bias1", "mm1"}, {"h"});
+  b.Node("Div", {"h", "sqrt2"}, {"hd"});
+  b.Node("Erf", {"hd"}, {"e"});
+  b.Node("Add", {"e", "one"}, {"e1"});
+  b.Node("Mul", {"h", "e1"}, {"gl"});
+  b.Node("Mul", {"gl", "half"}, {"g"});
+  b.Node("MatMul", {"g", "w2"}, {"mm2"});
+  b.Node("Add", {"bias2", "mm2"}, {"o"});
+  ModelBuilder::Ints(b.Node("Transpose", {"o"}, {"ot"}), "perm", {0, 3, 1, 2});
+  b.Node("Mul", {"gamma", "ot"}, {"s"});
+  b.Node("Add", {"s", "x"}, {"r"});
+  ModelBuilder::Ints(b.Node("Transpose", {"r"}, {"rt"}), "perm", {0, 2, 3, 1});
+  DecomposedLayerNorm(b, "rt", "g2", "b2", "ln2");
+  ModelBuilder::Ints(b.Node("Transpose", {"ln2"}, {"y"}), "perm", {0, 3, 1, 2});
+  b.Output("y");
+  const std::string path = b.Write("convnext_block.onnx");
+  const V want = {"Conv", "ReduceMean", "Sub", "Transpose", "SimplifiedLayerNormalization",
+                  "Add", "MatMul", "BiasGelu", "MatMul", "Add", "Mul", "Transpose", "Add",
+                  "ReduceMean", "Sub", "Pow", "ReduceMean", "Add", "Sqrt", "Div", "Mul", "Add"};
+  for (int64_t batch : {1, 4}) {
+    const KernelList l = Build(path, {.batch = batch, .profile = "ort-cpu"});
+    EXPECT_EQ(Types(l), want) << "batch " << batch;
+    ASSERT_EQ(l.kernels.size(), want.size());
+    // The pushed ReduceMean now reduces the channels of the Conv's NCHW output.
+    EXPECT_EQ(l.kernels[1].attributes.at("axes"), (std::vector<int64_t>{1}));
+    EXPECT_EQ(l.kernels[1].outputs[0].shape, (std::vector<int64_t>{batch, 1, 16, 16}));
+    // The layer scale [8,1,1] is unsqueezed and transposed in place to channels-last.
+    EXPECT_EQ(l.kernels[10].inputs.size(), 1u);  // gamma is a weight, not an input
+    EXPECT_EQ(l.kernels[10].outputs[0].shape, (std::vector<int64_t>{batch, 16, 16, 8}));
+    // The LayerNorm2d's output keeps the graph output's name and NCHW shape.
+    EXPECT_EQ(l.kernels.back().outputs[0].name, "y");
+    EXPECT_EQ(l.kernels.back().outputs[0].shape, (std::vector<int64_t>{batch, 8, 16, 16}));
+  }
+  if (auto ort = OrtCpuTypes(path)) EXPECT_EQ(Types(Build(path, {.profile = "ort-cpu"})), *ort);
+}
+
+// TransposeOptimizer handlers besides the elementwise ones, each checked by hand and against
+// ORT: a Softmax takes the permuted axis and the Transposes cancel; a ReduceSum (opset 13: axes
+// input) reduces the permuted axis and its squeezed output needs no Transpose; Shape(Transpose(x))
+// becomes Gather(Shape(x), perm); Unsqueeze → Transpose composes the permutations.
+TEST(FrontEndCases, TransposeOptimizerHandlers) {
+  struct Case {
+    const char* name;
+    V want;
+  };
+  const Case cases[] = {{"softmax", {"Softmax", "Relu"}},
+                        {"reduce_sum", {"ReduceSum", "Relu"}},
+                        {"shape", {"Shape", "Gather"}},
+                        {"unsqueeze", {"Unsqueeze", "Transpose", "Relu"}}};
+  for (const Case& c : cases) {
+    ModelBuilder b;
+    b.Input("x", {"N", "8", "4", "5"});
+    ModelBuilder::Ints(b.Node("Transpose", {"x"}, {"t"}), "perm", {0, 2, 3, 1});
+    const std::string name = c.name;
+    if (name == "softmax") {
+      ModelBuilder::Int(b.Node("Softmax", {"t"}, {"s"}), "axis", -1);
+      ModelBuilder::Ints(b.Node("Transpose", {"s"}, {"st"}), "perm", {0, 3, 1, 2});
+      b.Node("Relu", {"st"}, {"y"});
+    } else if (name == "reduce_sum") {
+      b.Int64Const("axes", {-1});
+      ModelBuilder::Int(b.Node("ReduceSum", {"t", "axes"}, {"r"}), "keepdims", 0);
+      b.Node("Relu", {"r"}, {"y"});
+    } else if (name == "shape") {
+      b.Node("Shape", {"t"}, {"y"});
+    } else {
+      b.Int64Const("axes", {4});
+      b.Node("Unsqueeze", {"t", "axes"}, {"u"});
+      ModelBuilder::Ints(b.Node("Transpose", {"u"}, {"ut"}), "perm", {0, 1, 3, 2, 4});
+      b.Node("Relu", {"ut"}, {"y"});
+    }
+    b.Output("y", name == "shape" ? 7 : 1);
+    const std::string path = b.Write("transpose_" + name + ".onnx");
+    const KernelList l = Build(path, {.batch = 2, .profile = "ort-cpu"});
+    EXPECT_EQ(Types(l), c.want) << name;
+    if (name == "softmax" && l.kernels.size() == 2) {
+      EXPECT_EQ(l.kernels[0].attributes.at("axis"), (std::vector<int64_t>{1}));
+      EXPECT_EQ(l.kernels[1].outputs[0].shape, (std::vector<int64_t>{2, 8, 4, 5}));
+    }
+    if (name == "reduce_sum" && l.kernels.size() == 2) {
+      EXPECT_EQ(l.kernels[1].outputs[0].shape, (std::vector<int64_t>{2, 4, 5}));
+    }
+    if (auto ort = OrtCpuTypes(path)) {
+      EXPECT_EQ(Types(Build(path, {.profile = "ort-cpu"})), *ort) << name;
+    }
+  }
+}
+
+// A Cast to the type its input already has is removed (torch writes them around `h // p` in shape
+// arithmetic); a Cast to another type stays, and so does one writing a graph output.
+TEST(FrontEndCases, CastElimination) {
+  ModelBuilder b;
+  b.Input("x", {"N", "4"});
+  ModelBuilder::Int(b.Node("Cast", {"x"}, {"xf"}), "to", 1);   // float → float: removed
+  b.Node("Relu", {"xf"}, {"r"});
+  ModelBuilder::Int(b.Node("Cast", {"r"}, {"y"}), "to", 7);    // float → int64: kept
+  ModelBuilder::Int(b.Node("Cast", {"x"}, {"z"}), "to", 1);    // writes a graph output: kept
+  b.Output("y", 7).Output("z");
+  const std::string path = b.Write("cast_elimination.onnx");
+  const KernelList l = Build(path, {.batch = 2, .profile = "ort-cpu"});
+  std::vector<std::string> types = Types(l);
+  std::sort(types.begin(), types.end());
+  EXPECT_EQ(types, (V{"Cast", "Cast", "Relu"}));
+  for (const auto& k : l.kernels) {
+    if (k.type == "Relu") EXPECT_EQ(k.inputs[0].name, "x");
+  }
+  EXPECT_EQ(Build(path, {.profile = "none"}).kernels.size(), 4u);
+  if (auto ort = OrtCpuTypes(path)) EXPECT_EQ(Types(Build(path, {.profile = "ort-cpu"})), *ort);
+}
+
+// RMSNorm as exported (x / sqrt(mean(x²) + eps) · scale) → SimplifiedLayerNormalization; not
+// when the mean is over a non-last axis, nor when Pow's input is not Div's.
+TEST(FrontEndCases, SimplifiedLayerNormFusion) {
+  for (int variant = 0; variant < 3; ++variant) {
+    ModelBuilder b;
+    b.Input("x", {"N", "4", "16"});
+    b.FloatConst("two", {}, {2.0f}).FloatConst("eps", {}, {1e-6f});
+    b.Weight("scale", {16});
+    b.Node("Pow", {"x", "two"}, {"p"});
+    ModelBuilder::Ints(b.Node("ReduceMean", {"p"}, {"v"}), "axes", {variant == 1 ? 1 : -1});
+    b.Node("Add", {"v", "eps"}, {"ve"});
+    b.Node("Sqrt", {"ve"}, {"sd"});
+    if (variant == 2) {
+      b.Node("Relu", {"x"}, {"xr"});
+      b.Node("Div", {"xr", "sd"}, {"n"});
+    } else {
+      b.Node("Div", {"x", "sd"}, {"n"});
+    }
+    b.Node("Mul", {"n", "scale"}, {"y"});
+    b.Output("y");
+    const std::string path = b.Write("rms_norm_" + std::to_string(variant) + ".onnx");
+    const V fused = {"SimplifiedLayerNormalization"};
+    const V plain = {"Pow", "ReduceMean", "Add", "Sqrt", "Div", "Mul"};
+    const V relu_plain = {"Relu", "Pow", "ReduceMean", "Add", "Sqrt", "Div", "Mul"};
+    for (const char* profile : {"ort-cpu", "ort-cuda"}) {
+      const KernelList l = Build(path, {.batch = 2, .profile = profile});
+      EXPECT_EQ(Types(l), variant == 0 ? fused : variant == 1 ? plain : relu_plain)
+          << variant << " " << profile;
+      if (variant == 0) {
+        EXPECT_EQ(l.kernels[0].source_nodes.size(), 6u);
+        EXPECT_EQ(l.kernels[0].outputs[0].shape, (std::vector<int64_t>{2, 4, 16}));
+      }
+    }
+    if (auto ort = OrtCpuTypes(path)) {
+      EXPECT_EQ(Types(Build(path, {.profile = "ort-cpu"})), *ort) << variant;
+    }
+  }
+}
+
 TEST(FrontEndCases, KernelsJsonNamesTheOrtRelease) {
   ModelBuilder f = ConvRelu();
   f.Output("c");
   const std::string path = f.Write("release.onnx");
   EXPECT_EQ(Build(path, {.profile = "ort-cpu"}).ort_release,
             "onnxruntime-node 1.30.0 (CPU EP, level extended)");
-  EXPECT_EQ(Build(path, {.profile = "ort-cuda"}).ort_release, "onnxruntime 1.18.1 (CUDA EP)");
+  EXPECT_EQ(Build(path, {.profile = "ort-cuda"}).ort_release, "onnxruntime 1.17.3 (CUDA EP)");
   EXPECT_EQ(Build(path, {.profile = "none"}).ort_release, "");
   auto r = hase::testing::RunCommand(hase::testing::HaseBin() + " kernels " + path +
                                      " --format json --profile ort-cpu");
@@ -255,6 +461,30 @@ TEST(FrontEndCases, KernelsJsonNamesTheOrtRelease) {
   EXPECT_EQ(j.at("ort_release"), "onnxruntime-node 1.30.0 (CPU EP, level extended)");
   EXPECT_EQ(j.at("batch_validity"), "valid at any batch size");
   EXPECT_EQ(j.at("kernels").at(0).at("cpu_placed"), false);
+  auto cuda = hase::testing::RunCommand(hase::testing::HaseBin() + " kernels " + path +
+                                        " --format json --profile ort-cuda");
+  ASSERT_EQ(cuda.exit_code, 0) << cuda.err;
+  EXPECT_EQ(nlohmann::json::parse(cuda.out).at("ort_release"), "onnxruntime 1.17.3 (CUDA EP)");
+}
+
+// The release names in the JSON are the ones the docs and the reference install state: the
+// ort-cpu name carries tools/ort/package.json's onnxruntime-node version, and
+// docs/kernels-json.md quotes both names verbatim.
+TEST(FrontEndCases, OrtReleaseNamesAgreeWithDocsAndReference) {
+  const std::string root = hase::testing::SourceDir();
+  std::ifstream pkg(root + "/tools/ort/package.json");
+  ASSERT_TRUE(pkg) << "tools/ort/package.json missing";
+  const std::string node_version =
+      nlohmann::json::parse(pkg).at("dependencies").at("onnxruntime-node").get<std::string>();
+  EXPECT_EQ(kernels::FusionProfileOrtRelease("ort-cpu"),
+            "onnxruntime-node " + node_version + " (CPU EP, level extended)");
+  std::ifstream md(root + "/docs/kernels-json.md");
+  ASSERT_TRUE(md) << "docs/kernels-json.md missing";
+  const std::string doc((std::istreambuf_iterator<char>(md)), std::istreambuf_iterator<char>());
+  for (const char* profile : {"ort-cuda", "ort-cpu"}) {
+    const std::string name = kernels::FusionProfileOrtRelease(profile);
+    EXPECT_NE(doc.find("`" + name + "`"), std::string::npos) << profile << ": " << name;
+  }
 }
 
 }  // namespace

@@ -31,9 +31,9 @@ std::vector<std::string> ZooModels() {
   return names;
 }
 
-const std::vector<std::string> kLiveByDefault = {"densenet121",  "mobilenet_v2", "mobilenet_v3_small",
-                                                 "resnet50",     "yolov5s",      "yolov8n",
-                                                 "view_flatten_cnn"};
+const std::vector<std::string> kLiveByDefault = {"convnext_tiny", "densenet121", "mobilenet_v2",
+                                                 "mobilenet_v3_small", "resnet50", "yolov5s",
+                                                 "yolov8n", "view_flatten_cnn"};
 
 class OrtCpuLive : public ::testing::TestWithParam<std::string> {};
 

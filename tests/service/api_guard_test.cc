@@ -51,7 +51,7 @@ struct Served {
     EXPECT_TRUE(made.ok());
     daemon = std::move(*made);
     EXPECT_TRUE(daemon->Start().ok());
-    extender = std::make_unique<Extender>(*daemon, ExtenderOptions{});
+    extender = std::make_unique<Extender>(*daemon);
     api = std::make_unique<ApiServer>(*daemon, *extender, std::move(o));
     auto p = api->Bind(host, 0);
     EXPECT_TRUE(p.ok()) << p.status().ToString();
@@ -219,7 +219,7 @@ TEST(ApiAuth, NoTokensMeansLoopbackOnly) {
   d.store.synchronous_full = false;
   auto daemon = Daemon::Create(hase::testing::SmallCluster(), hase::testing::SmallOracle(), d, nullptr);
   ASSERT_TRUE(daemon.ok());
-  Extender ext(**daemon, {});
+  Extender ext(**daemon);
   ApiServer api(**daemon, ext);
   auto bound = api.Bind("0.0.0.0", 0);
   ASSERT_FALSE(bound.ok());
@@ -336,7 +336,7 @@ TEST(ApiTls, ServesHttpsWithTokensAndRefusesPlainHttp) {
   ASSERT_TRUE(WriteSelfSigned(dir + "/cert2.pem", dir + "/key2.pem"));
   ApiServerOptions bad = o;
   bad.tls_key = dir + "/key2.pem";
-  Extender ext(*s.daemon, {});
+  Extender ext(*s.daemon);
   ApiServer api(*s.daemon, ext, bad);
   auto b = api.Bind("127.0.0.1", 0);
   ASSERT_FALSE(b.ok());

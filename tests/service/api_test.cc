@@ -8,6 +8,7 @@
 
 #include "../telemetry/fixture.h"
 #include "../telemetry/http_stub.h"
+#include "hase/service/kube_backend.h"
 #include "hase/telemetry/dcgm_scraper.h"
 #include "hase/telemetry/prom_text.h"
 #include "service_fixture.h"
@@ -31,10 +32,6 @@ class ApiTest : public ::testing::Test {
     o.policy = "hase";
     o.tick_s = 0.05;
     o.store.synchronous_full = false;
-    auto d = Daemon::Create(hase::testing::SmallCluster(), hase::testing::SmallOracle(), o, nullptr);
-    ASSERT_TRUE(d.ok()) << d.status().ToString();
-    daemon_ = std::move(*d);
-    ASSERT_TRUE(daemon_->Start().ok());
     kube_.Post(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+)/binding)", [this](const httplib::Request& req, httplib::Response& res) {
       std::lock_guard<std::mutex> l(mu_);
       bindings_.push_back(json::parse(req.body));
@@ -44,10 +41,16 @@ class ApiTest : public ::testing::Test {
     });
     kube_port_ = kube_.bind_to_any_port("127.0.0.1");
     kube_thread_ = std::thread([this] { kube_.listen_after_bind(); });
-    ExtenderOptions eo;
-    eo.api_server = "http://127.0.0.1:" + std::to_string(kube_port_);
-    eo.timeout_s = 2;
-    extender_ = std::make_unique<Extender>(*daemon_, eo);
+    // Kubernetes is the backend: the extender's /bind posts the Binding through it.
+    KubeBackendOptions ko;
+    ko.client = {"http://127.0.0.1:" + std::to_string(kube_port_), "", "", 2};
+    auto kube = KubeBackend::Create(ko);
+    ASSERT_TRUE(kube.ok()) << kube.status().ToString();
+    auto d = Daemon::Create(hase::testing::SmallCluster(), hase::testing::SmallOracle(), o, nullptr, std::move(kube).value());
+    ASSERT_TRUE(d.ok()) << d.status().ToString();
+    daemon_ = std::move(*d);
+    ASSERT_TRUE(daemon_->Start().ok());
+    extender_ = std::make_unique<Extender>(*daemon_);
     api_ = std::make_unique<ApiServer>(*daemon_, *extender_);
     auto port = api_->Bind("127.0.0.1", 0);
     ASSERT_TRUE(port.ok());
@@ -404,7 +407,7 @@ TEST(ApiUtf8, NonUtf8TextIsReplacedNeverA500) {
   auto d = Daemon::Create(hase::testing::SmallCluster(), hase::testing::SmallOracle(), o, &scraper);
   ASSERT_TRUE(d.ok());
   ASSERT_TRUE((*d)->Start().ok());
-  Extender ext(**d, {});
+  Extender ext(**d);
   ApiServer api(**d, ext);
   auto port = api.Bind("127.0.0.1", 0);
   ASSERT_TRUE(port.ok());

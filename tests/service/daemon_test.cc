@@ -171,7 +171,12 @@ TEST(Daemon, LiveDcgmLoadSteersPlacementAndDegradesGracefully) {
       "# HELP DCGM_FI_PROF_GR_ENGINE_ACTIVE Ratio of time the graphics engine is active.\n"
       "# TYPE DCGM_FI_PROF_GR_ENGINE_ACTIVE gauge\n"
       "DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"0\",UUID=\"GPU-a0\",modelName=\"NVIDIA A100-SXM4-40GB\",Hostname=\"a\"} 0.9\n"
-      "DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"1\",UUID=\"GPU-a1\",modelName=\"NVIDIA A100-SXM4-40GB\",Hostname=\"a\"} 0.0\n");
+      "DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"1\",UUID=\"GPU-a1\",modelName=\"NVIDIA A100-SXM4-40GB\",Hostname=\"a\"} 0.0\n"
+      // The other default-counter inputs (their absence is degraded): no DRAM or memory use.
+      "DCGM_FI_PROF_DRAM_ACTIVE{gpu=\"0\",Hostname=\"a\"} 0\n"
+      "DCGM_FI_PROF_DRAM_ACTIVE{gpu=\"1\",Hostname=\"a\"} 0\n"
+      "DCGM_FI_DEV_FB_USED{gpu=\"0\",Hostname=\"a\"} 0\n"
+      "DCGM_FI_DEV_FB_USED{gpu=\"1\",Hostname=\"a\"} 0\n");
   telemetry::DcgmScraperOptions so;
   so.targets = {{exporter.Url(), "a"}};
   so.timeout_s = 0.5;
@@ -180,7 +185,7 @@ TEST(Daemon, LiveDcgmLoadSteersPlacementAndDegradesGracefully) {
   telemetry::DcgmScraper scraper(so);
   ASSERT_TRUE(scraper.ScrapeOnce().ok());
   auto d = MakeDaemon(dir, clock, "hase", &scraper);
-  EXPECT_FALSE(d->Health().degraded);
+  EXPECT_FALSE(d->Health().degraded) << (d->Health().reasons.empty() ? "" : d->Health().reasons[0]);
   auto t1 = d->Submit(Spec("resnet50", 100));
   d->RunPassForTest();
   EXPECT_EQ(d->Get(t1->record.id)->gpu, 1);  // GPU 0 is busy per DCGM

@@ -60,7 +60,7 @@ TEST(Deploy, ManifestsReferenceOnlyWhatTheyDefine) {
       EXPECT_TRUE(defined["PersistentVolumeClaim"].count(ns + "/" + v["persistentVolumeClaim"]["claimName"].as<std::string>()));
     }
   }
-  // RBAC: the service account may create bindings and get/list/watch pods.
+  // RBAC: the service account may create bindings and get/list/watch/delete pods (kube_backend.h).
   std::set<std::string> granted;
   for (const YAML::Node& d : docs) {
     if (d["kind"].as<std::string>() != "ClusterRoleBinding") continue;
@@ -78,7 +78,7 @@ TEST(Deploy, ManifestsReferenceOnlyWhatTheyDefine) {
       }
     }
   }
-  for (const char* need : {"pods/binding:create", "pods:get", "pods:list", "pods:watch"}) {
+  for (const char* need : {"pods/binding:create", "pods:get", "pods:list", "pods:watch", "pods:delete"}) {
     EXPECT_TRUE(granted.count(need)) << need;
   }
   // The Service selects the Deployment's pods and targets a declared container port.

@@ -1,7 +1,8 @@
 // The Kubernetes path end to end against a stand-in API server over real HTTP: extender bind
-// (201, 409, a late answer, refusals, UID and name checks) and the pod watcher (list, watch,
-// re-list) marking hase's tasks succeeded / failed / cancelled. Pods and events are shaped as
-// the core/v1 API serves them.
+// through the daemon's KubeBackend (201, 409, a late answer, refusals, UID and name checks),
+// the backend's pod watcher (list, watch, re-list) marking hase's tasks succeeded / failed /
+// cancelled, cancel = pod deletion, and recovery after a restart. Pods and events are shaped
+// as the core/v1 API serves them.
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -15,8 +16,8 @@
 
 #include "hase/service/daemon.h"
 #include "hase/service/extender.h"
+#include "hase/service/kube_backend.h"
 #include "hase/service/kube_client.h"
-#include "hase/service/pod_watcher.h"
 #include "service_fixture.h"
 
 namespace hase::service {
@@ -97,6 +98,29 @@ class FakeApiServer {
       }
       res.set_content(it->second.dump(), "application/json");
     });
+    server_.Delete(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+      std::lock_guard<std::mutex> l(mu_);
+      ++deletes_;
+      const std::string key = req.matches[1].str() + "/" + req.matches[2].str();
+      auto it = pods_.find(key);
+      if (it == pods_.end()) {
+        res.status = 404;
+        res.set_content(R"({"kind":"Status","status":"Failure","reason":"NotFound","code":404})", "application/json");
+        return;
+      }
+      json o = json::parse(req.body, nullptr, false);
+      if (o.is_object() && o.contains("preconditions") && o["preconditions"].value("uid", "") != it->second["metadata"]["uid"]) {
+        res.status = 409;
+        res.set_content(R"({"kind":"Status","status":"Failure","reason":"Conflict","code":409})", "application/json");
+        return;
+      }
+      json p = it->second;
+      p["metadata"]["resourceVersion"] = std::to_string(++rv_);
+      events_.push_back(json{{"type", "DELETED"}, {"object", p}});
+      pods_.erase(it);
+      cv_.notify_all();
+      res.set_content(p.dump(), "application/json");
+    });
     server_.Get("/api/v1/pods", [this](const httplib::Request& req, httplib::Response& res) {
       if (req.get_param_value("watch") != "1") {
         std::lock_guard<std::mutex> l(mu_);
@@ -172,6 +196,14 @@ class FakeApiServer {
     std::lock_guard<std::mutex> l(mu_);
     return lists_;
   }
+  int deletes() {
+    std::lock_guard<std::mutex> l(mu_);
+    return deletes_;
+  }
+  bool HasPod(const std::string& key) {
+    std::lock_guard<std::mutex> l(mu_);
+    return pods_.count(key) > 0;
+  }
   int watches() {
     std::lock_guard<std::mutex> l(mu_);
     return watches_;
@@ -186,7 +218,7 @@ class FakeApiServer {
   std::map<std::string, json> pods_;
   std::deque<json> events_;
   BindMode mode_ = BindMode::kNormal;
-  int binding_posts_ = 0, lists_ = 0, watches_ = 0, rv_ = 100;
+  int binding_posts_ = 0, lists_ = 0, watches_ = 0, deletes_ = 0, rv_ = 100;
   bool stop_ = false;
 };
 
@@ -194,22 +226,37 @@ class KubeTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = hase::testing::FreshDir("kube");
-    DaemonOptions o;
-    o.state_dir = dir_;
-    o.tick_s = 0.05;
-    o.store.synchronous_full = false;
-    auto d = Daemon::Create(hase::testing::SmallCluster(), hase::testing::SmallOracle(), o, nullptr);
-    ASSERT_TRUE(d.ok()) << d.status().ToString();
-    daemon_ = std::move(*d);
-    ASSERT_TRUE(daemon_->Start().ok());
-    ExtenderOptions eo;
-    eo.api_server = api_.url();
-    eo.timeout_s = 1;
-    extender_ = std::make_unique<Extender>(*daemon_, eo);
+    StartDaemon(true);
   }
   void TearDown() override {
     daemon_->Stop();
     std::filesystem::remove_all(dir_);
+  }
+  // A daemon on dir_ whose backend is Kubernetes (the stand-in API server), or none.
+  void StartDaemon(bool with_kube) {
+    if (daemon_) daemon_->Stop();
+    extender_.reset();
+    daemon_.reset();
+    DaemonOptions o;
+    o.state_dir = dir_;
+    o.tick_s = 0.05;
+    o.store.synchronous_full = false;
+    std::unique_ptr<Backend> backend;
+    kube_ = nullptr;
+    if (with_kube) {
+      KubeBackendOptions ko;
+      ko.client = {api_.url(), "", "", 1};
+      ko.watcher.idle_s = 1;
+      auto b = KubeBackend::Create(ko);
+      ASSERT_TRUE(b.ok()) << b.status().ToString();
+      kube_ = b->get();
+      backend = std::move(b).value();
+    }
+    auto d = Daemon::Create(hase::testing::SmallCluster(), hase::testing::SmallOracle(), o, nullptr, std::move(backend));
+    ASSERT_TRUE(d.ok()) << d.status().ToString();
+    daemon_ = std::move(*d);
+    ASSERT_TRUE(daemon_->Start().ok());
+    extender_ = std::make_unique<Extender>(*daemon_);
   }
   // kube-scheduler's filter call for `pod` over nodes a and b.
   json Filter(const json& pod) {
@@ -226,8 +273,16 @@ class KubeTest : public ::testing::Test {
   }
   std::optional<TaskRecord> Task(const std::string& uid) { return daemon_->FindByKey("k8s:" + uid); }
 
+  // Waits until `uid`'s task leaves `running` (the watcher's thread reports ends).
+  void AwaitEnd(const std::string& uid) {
+    for (int i = 0; i < 200 && Task(uid) && Task(uid)->state == TaskState::kRunning; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    }
+  }
+
   FakeApiServer api_;
   std::string dir_;
+  KubeBackend* kube_ = nullptr;  // owned by daemon_
   std::unique_ptr<Daemon> daemon_;
   std::unique_ptr<Extender> extender_;
 };
@@ -318,11 +373,12 @@ TEST_F(KubeTest, OnlyFilteredPodsWithTheirUidAndSafeNames) {
 }
 
 TEST_F(KubeTest, WithoutApiServerBindIsAnErrorNotASilentSuccess) {
-  Extender no_api(*daemon_, ExtenderOptions{});
-  ASSERT_TRUE(no_api.Filter(json{{"Pod", MakePod("default", "n", "uid-n")}, {"NodeNames", {"a"}}}.dump()).ok());
-  const std::string err = Bind("default", "n", "uid-n", "a", &no_api);
+  StartDaemon(false);
+  ASSERT_TRUE(extender_->Filter(json{{"Pod", MakePod("default", "n", "uid-n")}, {"NodeNames", {"a"}}}.dump()).ok());
+  const std::string err = Bind("default", "n", "uid-n", "a");
   EXPECT_NE(err.find("without --kube-api"), std::string::npos) << err;
   EXPECT_FALSE(Task("uid-n"));
+  EXPECT_EQ(api_.binding_posts(), 0);
 }
 
 TEST_F(KubeTest, FilterNamesAnUnknownModel) {
@@ -338,50 +394,99 @@ TEST_F(KubeTest, PodWatcherEndsTasksFromListAndWatch) {
     Filter(MakePod("jobs", n, std::string("uid-") + n));
     ASSERT_EQ(Bind("jobs", n, std::string("uid-") + n, "a"), "") << n;
   }
-  // A task hase runs itself (REST, no pod) is never touched by the watcher.
+  // A task submitted over REST without a command (run by someone else) is never touched.
   TaskSpec own;
   own.model = "resnet50";
   own.key = "own";
   ASSERT_TRUE(daemon_->Submit(own).ok());
 
-  auto client = KubeClient::Create({api_.url(), "", "", 1});
-  ASSERT_TRUE(client.ok());
-  PodWatcherOptions wo;
-  wo.idle_s = 1;
-  PodWatcher w(*daemon_, *client, wo);
-  // List: "ok" already Succeeded, "gone" deleted while hase was down.
-  api_.Update("jobs/ok", [](json& p) { p["status"]["phase"] = "Succeeded"; });
-  api_.Remove("jobs/gone");
-  auto rv = w.ResyncOnce();
-  ASSERT_TRUE(rv.ok()) << rv.status().ToString();
-  EXPECT_EQ(Task("uid-ok")->state, TaskState::kSucceeded);
-  EXPECT_EQ(Task("uid-gone")->state, TaskState::kCancelled);
-  EXPECT_EQ(Task("uid-bad")->state, TaskState::kRunning);
-  // Watch: "bad" fails with exit code 3 (the container's), "still" is deleted.
-  w.Start();
-  // Changes after the watch is open must arrive through it (not through a re-list).
+  // The backend's watcher lists once, then watches.
   for (int i = 0; i < 100 && api_.watches() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   ASSERT_GE(api_.watches(), 1);
+  // "ok" Succeeds (a watch event); "gone" disappears without an event (seen by a re-list).
+  api_.Update("jobs/ok", [](json& p) { p["status"]["phase"] = "Succeeded"; });
+  api_.Remove("jobs/gone");
+  auto rv = kube_->watcher().ResyncOnce();
+  ASSERT_TRUE(rv.ok()) << rv.status().ToString();
+  AwaitEnd("uid-ok");
+  EXPECT_EQ(Task("uid-ok")->state, TaskState::kSucceeded);
+  EXPECT_EQ(Task("uid-gone")->state, TaskState::kCancelled);
+  EXPECT_NE(Task("uid-gone")->reason.find("no longer exists"), std::string::npos) << Task("uid-gone")->reason;
+  EXPECT_EQ(Task("uid-bad")->state, TaskState::kRunning);
+  // Watch: "bad" fails with exit code 3 (the container's), "still" is deleted.
   api_.Update("jobs/bad", [](json& p) {
     p["status"]["phase"] = "Failed";
     p["status"]["containerStatuses"] = json::array(
         {{{"name", "infer"}, {"state", {{"terminated", {{"exitCode", 3}, {"reason", "Error"}}}}}}});
   });
   api_.Update("jobs/still", [](json&) {}, "DELETED");
-  for (int i = 0; i < 100 && (Task("uid-bad")->state == TaskState::kRunning || Task("uid-still")->state == TaskState::kRunning); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  w.Stop();
+  AwaitEnd("uid-bad");
+  AwaitEnd("uid-still");
   EXPECT_EQ(Task("uid-bad")->state, TaskState::kFailed);
   EXPECT_EQ(Task("uid-bad")->exit_code, 3);
   EXPECT_EQ(Task("uid-still")->state, TaskState::kCancelled);
-  EXPECT_EQ(api_.lists(), 2);  // ResyncOnce and the watcher's first list: the rest came by watch
-  EXPECT_EQ(w.tasks_ended(), 4);  // ok, gone (ResyncOnce), bad, still (watch)
+  EXPECT_EQ(api_.lists(), 2);  // the watcher's first list and ResyncOnce: the rest came by watch
+  EXPECT_EQ(kube_->watcher().tasks_ended(), 4);
   EXPECT_NE(daemon_->FindByKey("own")->state, TaskState::kCancelled);
   // Their GPUs are free again.
   int running = 0;
   for (const GpuView& g : daemon_->Gpus()) running += g.running;
-  EXPECT_LE(running, 1);  // at most hase's own REST task
+  EXPECT_LE(running, 1);  // at most the REST task
+}
+
+TEST_F(KubeTest, CancelDeletesThePodWithItsUid) {
+  api_.AddPod(MakePod("jobs", "c", "uid-c"));
+  Filter(MakePod("jobs", "c", "uid-c"));
+  ASSERT_EQ(Bind("jobs", "c", "uid-c", "a"), "");
+  auto r = daemon_->Cancel(Task("uid-c")->id);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->state, TaskState::kCancelled);
+  EXPECT_EQ(api_.deletes(), 1);
+  EXPECT_FALSE(api_.HasPod("jobs/c"));
+  // The DELETED event that follows changes nothing (the task ended once).
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(Task("uid-c")->state, TaskState::kCancelled);
+  EXPECT_EQ(Task("uid-c")->reason, "cancelled by a client");
+}
+
+TEST_F(KubeTest, RestTaskWithACommandFailsWithAHintUnderKubernetes) {
+  TaskSpec t;
+  t.model = "resnet50";
+  t.key = "cmd";
+  t.command = "python infer.py";
+  ASSERT_TRUE(daemon_->Submit(t).ok());
+  for (int i = 0; i < 200 && daemon_->FindByKey("cmd")->state != TaskState::kFailed; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  const TaskRecord r = *daemon_->FindByKey("cmd");
+  EXPECT_EQ(r.state, TaskState::kFailed);
+  EXPECT_NE(r.reason.find("is not a pod"), std::string::npos) << r.reason;
+  EXPECT_EQ(api_.binding_posts(), 0);
+}
+
+TEST_F(KubeTest, RestartRecoversPodsFromTheApiServer) {
+  for (const char* n : {"done", "run", "moved", "lost"}) {
+    api_.AddPod(MakePod("jobs", n, std::string("uid-") + n));
+    Filter(MakePod("jobs", n, std::string("uid-") + n));
+    ASSERT_EQ(Bind("jobs", n, std::string("uid-") + n, "a"), "") << n;
+  }
+  daemon_->Stop();
+  // While hase is down: one ends, one is bound elsewhere by someone, one is deleted.
+  api_.Update("jobs/done", [](json& p) { p["status"]["phase"] = "Succeeded"; });
+  api_.Update("jobs/moved", [](json& p) { p["spec"]["nodeName"] = "b"; });
+  api_.Remove("jobs/lost");
+  StartDaemon(true);
+  EXPECT_EQ(Task("uid-done")->state, TaskState::kSucceeded);
+  EXPECT_EQ(Task("uid-run")->state, TaskState::kRunning);
+  EXPECT_EQ(Task("uid-moved")->state, TaskState::kCancelled);
+  EXPECT_NE(Task("uid-moved")->reason.find("bound to b"), std::string::npos) << Task("uid-moved")->reason;
+  EXPECT_EQ(Task("uid-lost")->state, TaskState::kCancelled);
+  EXPECT_EQ(api_.binding_posts(), 4);  // nothing bound twice
+  // "run" is watched again by the new daemon.
+  for (int i = 0; i < 100 && api_.watches() < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  api_.Update("jobs/run", [](json& p) { p["status"]["phase"] = "Succeeded"; });
+  AwaitEnd("uid-run");
+  EXPECT_EQ(Task("uid-run")->state, TaskState::kSucceeded);
 }
 
 }  // namespace

@@ -97,7 +97,7 @@ TEST(Observability, DecisionLogWhyRecordAndSeries) {
   EXPECT_NEAR(v["hase_task_predicted_seconds," + task], 20, 1e-3);
 
   // GET /v1/tasks/{id} carries the why record; a request is logged at debug level.
-  Extender extender(*d, ExtenderOptions{"", 1});
+  Extender extender(*d);
   ApiServer api(*d, extender);
   auto port = api.Bind("127.0.0.1", 0);
   ASSERT_TRUE(port.ok());

@@ -172,6 +172,34 @@ TEST(SlurmCluster, InventoryFromRealNodesMapsGresToCatalogTypes) {
   EXPECT_NE(mismatch.status().hint().find("T4 (gpu:t4)"), std::string::npos) << mismatch.status().hint();
 }
 
+// MIG GRES as Slurm names them under AutoDetect=nvml ("<gpu>_<profile>", e.g.
+// --gres=gpu:a100_3g.20gb:1): each becomes a GPU of the derived catalog type; a --config file
+// that declares the same instances under `mig:` matches them and keeps the physical GPU (and
+// so its DCGM series).
+TEST(SlurmCluster, MigGresTypesBecomeInstanceGpus) {
+  auto catalog = GpuCatalog::Builtin();
+  ASSERT_TRUE(catalog.ok());
+  SlurmNode n{"mig-0", "IDLE", {{"gpu", "a100_3g.20gb", 1}, {"gpu", "a100_1g.5gb", 2}, {"gpu", "a100_2g.10gb", 1}},
+              {"gpu"}, ""};
+  auto inv = SlurmInventoryFromNodes({n}, "", {}, Resolver(*catalog));
+  ASSERT_TRUE(inv.ok()) << inv.status().ToString();
+  EXPECT_EQ(inv->gres.at({"mig-0", "A100-SXM4-40GB-MIG-1g.5gb"}), "a100_1g.5gb");
+  auto discovered = sched::ParseClusterYaml(inv->cluster_yaml, "slurm", *catalog);
+  ASSERT_TRUE(discovered.ok()) << discovered.status().ToString() << "\n" << inv->cluster_yaml;
+  ASSERT_EQ(discovered->gpus.size(), 4u);
+  EXPECT_EQ(discovered->types[discovered->gpus[1].type].name, "A100-SXM4-40GB-MIG-1g.5gb");
+  EXPECT_EQ(discovered->types[discovered->gpus[1].type].mig_profile, "1g.5gb");
+  EXPECT_DOUBLE_EQ(discovered->gpus[1].memory_mib, 4.75 * 1024);
+  EXPECT_FALSE(discovered->gpus[1].is_mig());  // physical GPU unknown: no DCGM pairing
+  auto file = sched::ParseClusterYaml(
+      "nodes:\n  - name: mig-0\n    gpus:\n      - {type: a100, mig: [3g.20gb, 2g.10gb, 1g.5gb, 1g.5gb]}\n",
+      "cluster.yaml", *catalog);
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  auto gres = MatchClusterToSlurm(*file, *inv);
+  ASSERT_TRUE(gres.ok()) << gres.status().ToString();
+  EXPECT_EQ(gres->at({"mig-0", "A100-SXM4-40GB-MIG-2g.10gb"}), "a100_2g.10gb");
+}
+
 TEST(SlurmBackend, SbatchArgvPinsNodeAndGresAndNeverUsesAShell) {
   SlurmOptions o;
   o.partition = "gpu";

@@ -171,8 +171,10 @@ TEST(DcgmScraper, StaleTimestampedValuesDegrade) {
   FakeClock clock;
   // Exposition lines carrying a timestamp 10 minutes old.
   long long ts_ms = static_cast<long long>((clock.now - 600) * 1000);
-  n1.SetBody("DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-s\",modelName=\"Tesla T4\",hostname=\"old\"} 33 " +
-             std::to_string(ts_ms) + "\n");
+  const std::string labels = "{gpu=\"0\",UUID=\"GPU-s\",modelName=\"Tesla T4\",hostname=\"old\"} ";
+  const std::string ts = " " + std::to_string(ts_ms) + "\n";
+  n1.SetBody("DCGM_FI_DEV_GPU_UTIL" + labels + "33" + ts + "DCGM_FI_PROF_GR_ENGINE_ACTIVE" + labels + "0.3" + ts +
+             "DCGM_FI_PROF_DRAM_ACTIVE" + labels + "0.1" + ts + "DCGM_FI_DEV_FB_USED" + labels + "900" + ts);
   DcgmScraper scraper(Options({&n1}, clock));
   ASSERT_TRUE(scraper.ScrapeOnce().ok());
   auto g = scraper.table().Get({"old", 0}, clock.now);
@@ -214,12 +216,20 @@ TEST(DcgmScraper, AllBlankSentinelsAreDegradedWithTheGpuNamed) {
   ASSERT_TRUE(scraper.ScrapeOnce().ok());
   TelemetryHealth h = scraper.Health();
   EXPECT_TRUE(h.degraded);
-  ASSERT_EQ(h.reasons.size(), 1u);
-  EXPECT_NE(h.reasons[0].find("node1/1 reports none of"), std::string::npos) << h.reasons[0];
-  EXPECT_NE(h.reasons[0].find("(missing or blank)"), std::string::npos) << h.reasons[0];
+  std::string reasons;
+  for (const std::string& r : h.reasons) reasons += r + "\n";
+  EXPECT_NE(reasons.find("node1/1 reports none of"), std::string::npos) << reasons;
+  EXPECT_NE(reasons.find("(missing or blank)"), std::string::npos) << reasons;
+  // DRAM_ACTIVE and FB (dcgm-exporter defaults) are missing on both: named too.
+  EXPECT_NE(reasons.find("DCGM_FI_PROF_DRAM_ACTIVE not reported by 2 of 2 GPUs (node1/0, node1/1)"), std::string::npos)
+      << reasons;
   // Real values again: healthy.
   n1.SetBody("DCGM_FI_PROF_SM_ACTIVE{gpu=\"0\",Hostname=\"node1\"} 0.5\n"
-             "DCGM_FI_PROF_SM_ACTIVE{gpu=\"1\",Hostname=\"node1\"} 0.25\n");
+             "DCGM_FI_PROF_SM_ACTIVE{gpu=\"1\",Hostname=\"node1\"} 0.25\n"
+             "DCGM_FI_PROF_DRAM_ACTIVE{gpu=\"0\",Hostname=\"node1\"} 0.1\n"
+             "DCGM_FI_PROF_DRAM_ACTIVE{gpu=\"1\",Hostname=\"node1\"} 0.1\n"
+             "DCGM_FI_DEV_FB_FREE{gpu=\"0\",Hostname=\"node1\"} 1000\n"
+             "DCGM_FI_DEV_FB_FREE{gpu=\"1\",Hostname=\"node1\"} 1000\n");
   ASSERT_TRUE(scraper.ScrapeOnce().ok());
   EXPECT_FALSE(scraper.Health().degraded);
 }

@@ -106,13 +106,16 @@ TEST(GroupDcgmSamples, FallbackHostTimestampsMigAndBadGpuLabels) {
       "go_goroutines 12\n");
   ASSERT_TRUE(r.ok());
   GroupResult g = GroupDcgmSamples(r->samples, "nodeA", 2e9, nullptr);
-  ASSERT_EQ(g.gpus.size(), 2u);  // n/0 (one MIG instance, folded) and nodeA/3
+  // n/0 (one MIG instance, folded), that instance n/0 GPU_I_ID 1, and nodeA/3.
+  ASSERT_EQ(g.gpus.size(), 3u);
   EXPECT_EQ(g.gpus[0].key.host, "n");
   EXPECT_EQ(g.gpus[0].mig_instances, 1);
   EXPECT_DOUBLE_EQ(*g.gpus[0].load.gpu_util, 0.10);
-  EXPECT_EQ(g.gpus[1].key.host, "nodeA");
-  EXPECT_EQ(g.gpus[1].key.index, 3);
-  EXPECT_DOUBLE_EQ(g.gpus[1].sample_time_s, 1699999990.0);  // the oldest field dates it
+  EXPECT_EQ(g.gpus[1].key.gpu_instance, 1);
+  EXPECT_DOUBLE_EQ(*g.gpus[1].load.gpu_util, 0.10);
+  EXPECT_EQ(g.gpus[2].key.host, "nodeA");
+  EXPECT_EQ(g.gpus[2].key.index, 3);
+  EXPECT_DOUBLE_EQ(g.gpus[2].sample_time_s, 1699999990.0);  // the oldest field dates it
   EXPECT_EQ(g.warnings.size(), 2u);
 }
 

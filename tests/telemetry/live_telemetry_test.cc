@@ -2,6 +2,7 @@
 // are missing, host labels resolve to cluster nodes, missing fields are named, and a refused
 // Prometheus query carries Prometheus's own message.
 #include <cmath>
+#include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include "hase/telemetry/dcgm_fields.h"
 #include "hase/telemetry/dcgm_scraper.h"
 #include "hase/telemetry/gpu_load_table.h"
+#include "hase/telemetry/mig_match.h"
 #include "hase/telemetry/node_map.h"
 #include "hase/telemetry/prom_api_client.h"
 #include "hase/telemetry/prom_load_source.h"
@@ -49,22 +51,138 @@ TEST(LiveTelemetry, MigInstancesFoldIntoTheirGpu) {
       "DCGM_FI_DEV_FB_USED{gpu=\"0\",UUID=\"GPU-m\",GPU_I_ID=\"6\",GPU_I_PROFILE=\"2g.10gb\",Hostname=\"a\"} 4294967295\n"
       "DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"1\",UUID=\"GPU-w\",Hostname=\"a\"} 0.25\n");
   GroupResult g = GroupDcgmSamples(samples, "", 100, nullptr);
-  ASSERT_EQ(g.gpus.size(), 2u);
+  ASSERT_EQ(g.gpus.size(), 5u);  // a/0, its instances 1, 5, 6, then a/1
   const GpuObservation& mig = g.gpus[0];
   EXPECT_EQ(mig.mig_instances, 3);
   EXPECT_NEAR(*mig.load.gr_engine_active, (3 * 1.0 + 2 * 0.5 + 2 * 0) / 7, 1e-12);
   EXPECT_DOUBLE_EQ(*mig.load.fb_used_mib, 19000);  // the blank instance is missing, not 4 G
   EXPECT_EQ(mig.fields, 2);
-  EXPECT_EQ(g.gpus[1].mig_instances, 0);
-  EXPECT_DOUBLE_EQ(*g.gpus[1].load.gr_engine_active, 0.25);
-  // Health names it as a fallback in use, not as degraded.
+  EXPECT_EQ(g.gpus[4].mig_instances, 0);
+  EXPECT_DOUBLE_EQ(*g.gpus[4].load.gr_engine_active, 0.25);
+  // Health, with the GPU declared whole (no cluster MIG): a note, not degraded for MIG.
   TelemetryHealth h;
-  h.reasons.clear();
   AddFieldHealth(g.gpus, h);
   bool named = false;
-  for (const std::string& n : h.notes) named = named || n.find("a/0 is MIG-partitioned (3 instances)") != std::string::npos;
+  for (const std::string& n : h.notes) named = named || n.find("a/0 is MIG-partitioned (3 instances) but declared whole") != std::string::npos;
   EXPECT_TRUE(named);
-  EXPECT_TRUE(h.reasons.empty());
+  for (const std::string& r : h.reasons) EXPECT_EQ(r.find("MIG"), std::string::npos) << r;
+}
+
+// dcgm-exporter's MIG series as it prints them (labels gpu, UUID, device, modelName,
+// GPU_I_PROFILE, GPU_I_ID, Hostname; dcgm-exporter pkg/counters): an A100 with a 3g.20gb, a
+// 2g.10gb and two 1g.5gb instances. Each instance is an observation of its own.
+constexpr const char* kMigExposition =
+    "# HELP DCGM_FI_PROF_GR_ENGINE_ACTIVE Ratio of time the graphics engine is active.\n"
+    "# TYPE DCGM_FI_PROF_GR_ENGINE_ACTIVE gauge\n"
+    "DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"0\",UUID=\"GPU-4a9f3c1e-7d2b-4e8a-9c61-0b5d2e7f1a33\",device=\"nvidia0\",modelName=\"NVIDIA A100-SXM4-40GB\",GPU_I_PROFILE=\"3g.20gb\",GPU_I_ID=\"2\",Hostname=\"node-a\",DCGM_FI_DRIVER_VERSION=\"535.129.03\"} 0.6\n"
+    "DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"0\",UUID=\"GPU-4a9f3c1e-7d2b-4e8a-9c61-0b5d2e7f1a33\",device=\"nvidia0\",modelName=\"NVIDIA A100-SXM4-40GB\",GPU_I_PROFILE=\"2g.10gb\",GPU_I_ID=\"3\",Hostname=\"node-a\",DCGM_FI_DRIVER_VERSION=\"535.129.03\"} 0.1\n"
+    "DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"0\",UUID=\"GPU-4a9f3c1e-7d2b-4e8a-9c61-0b5d2e7f1a33\",device=\"nvidia0\",modelName=\"NVIDIA A100-SXM4-40GB\",GPU_I_PROFILE=\"1g.5gb\",GPU_I_ID=\"9\",Hostname=\"node-a\",DCGM_FI_DRIVER_VERSION=\"535.129.03\"} 0.9\n"
+    "DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"0\",UUID=\"GPU-4a9f3c1e-7d2b-4e8a-9c61-0b5d2e7f1a33\",device=\"nvidia0\",modelName=\"NVIDIA A100-SXM4-40GB\",GPU_I_PROFILE=\"1g.5gb\",GPU_I_ID=\"7\",Hostname=\"node-a\",DCGM_FI_DRIVER_VERSION=\"535.129.03\"} 0.25\n"
+    "# TYPE DCGM_FI_PROF_DRAM_ACTIVE gauge\n"
+    "DCGM_FI_PROF_DRAM_ACTIVE{gpu=\"0\",UUID=\"GPU-4a9f3c1e-7d2b-4e8a-9c61-0b5d2e7f1a33\",device=\"nvidia0\",modelName=\"NVIDIA A100-SXM4-40GB\",GPU_I_PROFILE=\"3g.20gb\",GPU_I_ID=\"2\",Hostname=\"node-a\",DCGM_FI_DRIVER_VERSION=\"535.129.03\"} 0.3\n"
+    "DCGM_FI_PROF_DRAM_ACTIVE{gpu=\"0\",UUID=\"GPU-4a9f3c1e-7d2b-4e8a-9c61-0b5d2e7f1a33\",device=\"nvidia0\",modelName=\"NVIDIA A100-SXM4-40GB\",GPU_I_PROFILE=\"2g.10gb\",GPU_I_ID=\"3\",Hostname=\"node-a\",DCGM_FI_DRIVER_VERSION=\"535.129.03\"} 0.05\n"
+    "DCGM_FI_PROF_DRAM_ACTIVE{gpu=\"0\",UUID=\"GPU-4a9f3c1e-7d2b-4e8a-9c61-0b5d2e7f1a33\",device=\"nvidia0\",modelName=\"NVIDIA A100-SXM4-40GB\",GPU_I_PROFILE=\"1g.5gb\",GPU_I_ID=\"9\",Hostname=\"node-a\",DCGM_FI_DRIVER_VERSION=\"535.129.03\"} 0.4\n"
+    "DCGM_FI_PROF_DRAM_ACTIVE{gpu=\"0\",UUID=\"GPU-4a9f3c1e-7d2b-4e8a-9c61-0b5d2e7f1a33\",device=\"nvidia0\",modelName=\"NVIDIA A100-SXM4-40GB\",GPU_I_PROFILE=\"1g.5gb\",GPU_I_ID=\"7\",Hostname=\"node-a\",DCGM_FI_DRIVER_VERSION=\"535.129.03\"} 0.125\n"
+    "# TYPE DCGM_FI_DEV_FB_USED gauge\n"
+    "DCGM_FI_DEV_FB_USED{gpu=\"0\",UUID=\"GPU-4a9f3c1e-7d2b-4e8a-9c61-0b5d2e7f1a33\",device=\"nvidia0\",modelName=\"NVIDIA A100-SXM4-40GB\",GPU_I_PROFILE=\"3g.20gb\",GPU_I_ID=\"2\",Hostname=\"node-a\",DCGM_FI_DRIVER_VERSION=\"535.129.03\"} 12000\n"
+    "DCGM_FI_DEV_FB_USED{gpu=\"0\",UUID=\"GPU-4a9f3c1e-7d2b-4e8a-9c61-0b5d2e7f1a33\",device=\"nvidia0\",modelName=\"NVIDIA A100-SXM4-40GB\",GPU_I_PROFILE=\"2g.10gb\",GPU_I_ID=\"3\",Hostname=\"node-a\",DCGM_FI_DRIVER_VERSION=\"535.129.03\"} 13\n"
+    "DCGM_FI_DEV_FB_USED{gpu=\"0\",UUID=\"GPU-4a9f3c1e-7d2b-4e8a-9c61-0b5d2e7f1a33\",device=\"nvidia0\",modelName=\"NVIDIA A100-SXM4-40GB\",GPU_I_PROFILE=\"1g.5gb\",GPU_I_ID=\"9\",Hostname=\"node-a\",DCGM_FI_DRIVER_VERSION=\"535.129.03\"} 3000\n"
+    "DCGM_FI_DEV_FB_USED{gpu=\"0\",UUID=\"GPU-4a9f3c1e-7d2b-4e8a-9c61-0b5d2e7f1a33\",device=\"nvidia0\",modelName=\"NVIDIA A100-SXM4-40GB\",GPU_I_PROFILE=\"1g.5gb\",GPU_I_ID=\"7\",Hostname=\"node-a\",DCGM_FI_DRIVER_VERSION=\"535.129.03\"} 1024\n";
+
+TEST(LiveTelemetry, MigInstancesAreObservationsOfTheirOwn) {
+  GroupResult g = GroupDcgmSamples(Parse(kMigExposition), "", 100, nullptr);
+  ASSERT_EQ(g.gpus.size(), 5u);  // node-a/0, then GPU_I_ID 2, 3, 7, 9
+  EXPECT_EQ(g.gpus[0].key.gpu_instance, -1);
+  EXPECT_EQ(g.gpus[0].mig_instances, 4);
+  // Folded: GR_ENGINE (3·0.6 + 2·0.1 + 0.9 + 0.25) / 7.
+  EXPECT_NEAR(*g.gpus[0].load.gr_engine_active, (3 * 0.6 + 2 * 0.1 + 0.9 + 0.25) / 7, 1e-12);
+  const GpuObservation& i7 = g.gpus[3];
+  EXPECT_EQ(i7.key.host, "node-a");
+  EXPECT_EQ(i7.key.index, 0);
+  EXPECT_EQ(i7.key.gpu_instance, 7);
+  EXPECT_EQ(i7.mig_profile, "1g.5gb");
+  EXPECT_EQ(i7.uuid, "GPU-4a9f3c1e-7d2b-4e8a-9c61-0b5d2e7f1a33");
+  EXPECT_DOUBLE_EQ(*i7.load.gr_engine_active, 0.25);
+  EXPECT_DOUBLE_EQ(*i7.load.dram_active, 0.125);
+  EXPECT_DOUBLE_EQ(*i7.load.fb_used_mib, 1024);
+  EXPECT_EQ(i7.fields, 3);
+  EXPECT_EQ(g.gpus[1].mig_profile, "3g.20gb");
+  EXPECT_DOUBLE_EQ(*g.gpus[1].load.gr_engine_active, 0.6);
+  // The table finds them by their GPU; GetByUuid still answers the whole GPU.
+  GpuLoadTable t;
+  t.Update(g.gpus);
+  std::vector<GpuObservation> inst = t.Instances("node-a", 0, 100);
+  ASSERT_EQ(inst.size(), 4u);
+  EXPECT_EQ(inst[0].key.gpu_instance, 2);
+  EXPECT_EQ(inst[3].key.gpu_instance, 9);
+  EXPECT_EQ(t.GetByUuid("GPU-4a9f3c1e-7d2b-4e8a-9c61-0b5d2e7f1a33", 100)->key.gpu_instance, -1);
+  EXPECT_TRUE(t.Instances("node-a", 1, 100).empty());
+  // MIG reconfigured: the next read has only GPU_I_ID 2; 3, 7 and 9 leave the table.
+  std::string one;
+  std::istringstream in(kMigExposition);
+  for (std::string line; std::getline(in, line);) {
+    if (line[0] == '#' || line.find("GPU_I_ID=\"2\"") != std::string::npos) one += line + "\n";
+  }
+  GroupResult later = GroupDcgmSamples(Parse(one), "", 200, nullptr);
+  ASSERT_EQ(later.gpus.size(), 2u);
+  t.Update(later.gpus);
+  inst = t.Instances("node-a", 0, 200);
+  ASSERT_EQ(inst.size(), 1u);
+  EXPECT_EQ(inst[0].key.gpu_instance, 2);
+  EXPECT_EQ(t.Get({"node-a", 0}, 200)->mig_instances, 1);
+}
+
+TEST(LiveTelemetry, MigSeriesMatchDeclaredInstances) {
+  GroupResult g = GroupDcgmSamples(Parse(kMigExposition), "", 100, nullptr);
+  std::vector<GpuObservation> seen(g.gpus.begin() + 1, g.gpus.end());  // GPU_I_ID 2, 3, 7, 9
+  // File order: 1g.5gb pinned to gi 9, 3g.20gb, 1g.5gb (takes the lowest free 1g.5gb: 7), 2g.10gb.
+  std::vector<MigInstanceDecl> decl = {{"1g.5gb", 9}, {"3g.20gb", -1}, {"1g.5gb", -1}, {"MIG 2g.10gb", -1}};
+  MigMatch m = MatchMigInstances(decl, seen);
+  ASSERT_EQ(m.declared_to_seen.size(), 4u);
+  EXPECT_EQ(seen[m.declared_to_seen[0]].key.gpu_instance, 9);
+  EXPECT_EQ(seen[m.declared_to_seen[1]].key.gpu_instance, 2);
+  EXPECT_EQ(seen[m.declared_to_seen[2]].key.gpu_instance, 7);
+  EXPECT_EQ(seen[m.declared_to_seen[3]].key.gpu_instance, 3);
+  EXPECT_TRUE(m.undeclared.empty());
+  // Declaring only the 3g.20gb and one 1g.5gb leaves 2g.10gb (3) and 1g.5gb (9) undeclared;
+  // a pin whose profile disagrees takes nothing.
+  std::vector<MigInstanceDecl> part = {{"3g.20gb", -1}, {"1g.5gb", -1}, {"4g.20gb", 3}};
+  m = MatchMigInstances(part, seen);
+  EXPECT_EQ(seen[m.declared_to_seen[1]].key.gpu_instance, 7);
+  EXPECT_EQ(m.declared_to_seen[2], -1);
+  ASSERT_EQ(m.undeclared.size(), 2u);
+  EXPECT_EQ(seen[m.undeclared[0]].key.gpu_instance, 3);
+  EXPECT_EQ(seen[m.undeclared[1]].key.gpu_instance, 9);
+}
+
+TEST(LiveTelemetry, UndeclaredMigSeriesDegradeHealthByName) {
+  GroupResult g = GroupDcgmSamples(Parse(kMigExposition), "", 100, nullptr);
+  NodeMap map;
+  map.nodes = {"node-a"};
+  // The cluster declares three of the four instances, plus a 1g.5gb pinned to gi 12 (absent).
+  map.mig[{"node-a", 0}] = {{"3g.20gb", -1}, {"1g.5gb", -1}, {"2g.10gb", -1}, {"1g.5gb", 12}};
+  TelemetryHealth h;
+  AddFieldHealth(g.gpus, h, map);
+  std::string reasons;
+  for (const std::string& r : h.reasons) reasons += r + "\n";
+  EXPECT_NE(reasons.find("MIG instance node-a/0 GPU_I_ID 9 (1g.5gb) is not declared in the cluster file"),
+            std::string::npos)
+      << reasons;
+  EXPECT_NE(reasons.find("node-a/0/mig3-1g.5gb (declared with gi 12) has no DCGM series"), std::string::npos)
+      << reasons;
+  EXPECT_EQ(h.reasons.size(), 2u) << reasons;  // the matched instances report every needed field
+  for (const std::string& n : h.notes) EXPECT_EQ(n.find("declared whole"), std::string::npos) << n;
+  // A partitioned GPU whose exporter sends no instance series.
+  NodeMap other = map;
+  other.mig.clear();
+  other.mig[{"node-a", 1}] = {{"7g.40gb", -1}};
+  auto whole = Parse("DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"1\",Hostname=\"node-a\"} 0.5\n");
+  TelemetryHealth h2;
+  AddFieldHealth(GroupDcgmSamples(whole, "", 100, nullptr).gpus, h2, other);
+  ASSERT_FALSE(h2.reasons.empty());
+  EXPECT_NE(h2.reasons[0].find("node-a/1 is declared with 1 MIG instances but DCGM reports no GPU_I_ID series"),
+            std::string::npos)
+      << h2.reasons[0];
 }
 
 TEST(LiveTelemetry, MissingFieldsAreNamedWithTheirFallback) {
@@ -78,14 +196,40 @@ TEST(LiveTelemetry, MissingFieldsAreNamedWithTheirFallback) {
   AddFieldHealth(g.gpus, h);
   std::string notes;
   for (const std::string& n : h.notes) notes += n + "\n";
-  EXPECT_NE(notes.find("DCGM_FI_PROF_SM_ACTIVE not reported by 2 of 2 GPUs (first a/0): fallback in use: GR_ENGINE_ACTIVE"),
+  // Off in dcgm-exporter's default counters, with a fallback: notes naming the GPUs.
+  EXPECT_NE(notes.find("DCGM_FI_PROF_SM_ACTIVE not reported by 1 of 2 GPUs (a/0): fallback in use: GR_ENGINE_ACTIVE"),
             std::string::npos)
       << notes;
-  EXPECT_NE(notes.find("DCGM_FI_PROF_SM_OCCUPANCY not reported by 2 of 2 GPUs"), std::string::npos) << notes;
-  EXPECT_NE(notes.find("DCGM_FI_PROF_DRAM_ACTIVE"), std::string::npos) << notes;
-  EXPECT_NE(notes.find("DCGM_FI_DEV_FB_FREE not reported by 2 of 2 GPUs"), std::string::npos) << notes;
-  ASSERT_EQ(h.reasons.size(), 1u);
-  EXPECT_NE(h.reasons[0].find("a/1 reports none of DCGM_FI_PROF_SM_ACTIVE"), std::string::npos) << h.reasons[0];
+  EXPECT_NE(notes.find("DCGM_FI_PROF_SM_OCCUPANCY not reported by 2 of 2 GPUs (a/0, a/1)"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("DCGM_FI_DEV_FB_FREE not reported by 2 of 2 GPUs (a/0, a/1): fallback in use: FB_USED"),
+            std::string::npos)
+      << notes;
+  EXPECT_EQ(notes.find("DRAM_ACTIVE"), std::string::npos) << notes;
+  // On in the default counters, without a fallback: degraded, naming the field and the GPUs.
+  std::string reasons;
+  for (const std::string& r : h.reasons) reasons += r + "\n";
+  ASSERT_EQ(h.reasons.size(), 2u) << reasons;
+  EXPECT_NE(h.reasons[0].find("DCGM_FI_PROF_DRAM_ACTIVE not reported by 2 of 2 GPUs (a/0, a/1)"), std::string::npos)
+      << reasons;
+  EXPECT_NE(h.reasons[1].find("a/1 reports none of DCGM_FI_PROF_SM_ACTIVE"), std::string::npos) << reasons;
+}
+
+TEST(LiveTelemetry, GpuUtilAloneAndNoMemoryFieldsAreDegraded) {
+  auto samples = Parse(
+      "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",Hostname=\"b\"} 40\n"
+      "DCGM_FI_PROF_DRAM_ACTIVE{gpu=\"0\",Hostname=\"b\"} 0.1\n");
+  TelemetryHealth h;
+  AddFieldHealth(GroupDcgmSamples(samples, "", 100, nullptr).gpus, h);
+  std::string reasons;
+  for (const std::string& r : h.reasons) reasons += r + "\n";
+  ASSERT_EQ(h.reasons.size(), 2u) << reasons;
+  EXPECT_NE(reasons.find("DCGM_FI_PROF_SM_ACTIVE and DCGM_FI_PROF_GR_ENGINE_ACTIVE not reported by 1 of 1 GPUs (b/0): "
+                         "only DCGM_FI_DEV_GPU_UTIL"),
+            std::string::npos)
+      << reasons;
+  EXPECT_NE(reasons.find("neither DCGM_FI_DEV_FB_USED nor DCGM_FI_DEV_FB_FREE reported by 1 of 1 GPUs (b/0)"),
+            std::string::npos)
+      << reasons;
 }
 
 TEST(LiveTelemetry, HostLabelsResolveToClusterNodes) {

@@ -144,16 +144,18 @@ TEST(PrometheusIntegration, LoadFromARealPrometheusAcrossPodChurn) {
   churn.uuid = "GPU-a0";
   churn.pod_flip_s = 1;
   churn.pod_values = {0.2, 0.6};
-  churn.gauges = {{"DCGM_FI_DEV_FB_USED", 1000}, {"DCGM_FI_DEV_FB_FREE", 39960}, {"DCGM_FI_DEV_GPU_UTIL", 40}};
+  // DRAM_ACTIVE (on in dcgm-exporter's default counters; missing would be degraded) is 0 here.
+  churn.gauges = {{"DCGM_FI_DEV_FB_USED", 1000}, {"DCGM_FI_DEV_FB_FREE", 39960}, {"DCGM_FI_DEV_GPU_UTIL", 40},
+                  {"DCGM_FI_PROF_DRAM_ACTIVE", 0}};
   FakeDcgmExporter::Gpu busy;
   busy.uuid = "GPU-a1";
   busy.gauges = {{"DCGM_FI_PROF_GR_ENGINE_ACTIVE", 0.9}, {"DCGM_FI_DEV_FB_USED", 30000}, {"DCGM_FI_DEV_FB_FREE", 10960},
-                 {"DCGM_FI_DEV_GPU_UTIL", 90}, {"DCGM_FI_DEV_SM_CLOCK", 1410}};
+                 {"DCGM_FI_DEV_GPU_UTIL", 90}, {"DCGM_FI_DEV_SM_CLOCK", 1410}, {"DCGM_FI_PROF_DRAM_ACTIVE", 0}};
   FakeDcgmExporter::Gpu t4;
   t4.model_name = "Tesla T4";
   t4.uuid = "GPU-b0";
   t4.gauges = {{"DCGM_FI_PROF_GR_ENGINE_ACTIVE", 0.0}, {"DCGM_FI_DEV_FB_USED", 4294967295.0},  // a blank
-               {"DCGM_FI_DEV_FB_FREE", 15000}};
+               {"DCGM_FI_DEV_FB_FREE", 15000}, {"DCGM_FI_PROF_DRAM_ACTIVE", 0}};
   FakeDcgmExporter node_a("a", {churn, busy});
   FakeDcgmExporter node_b("localhost", {t4});
   const std::string dir = hase::testing::FreshDir("prom");

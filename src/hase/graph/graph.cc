@@ -39,6 +39,7 @@ Graph Graph::Clone() const {
   g.producer_ = producer_;
   g.consumers_ = consumers_;
   g.next_order_key_ = next_order_key_;
+  g.batch_symbolic_ = batch_symbolic_;
   return g;
 }
 

@@ -41,6 +41,7 @@ struct Attribute {
 
   static Attribute Int(int64_t v) { Attribute a; a.kind = Kind::kInt; a.ints = {v}; return a; }
   static Attribute Str(std::string v) { Attribute a; a.kind = Kind::kString; a.s = std::move(v); return a; }
+  static Attribute Ints(std::vector<int64_t> v) { Attribute a; a.kind = Kind::kInts; a.ints = std::move(v); return a; }
 };
 
 // A tensor: graph input, initializer, or any node output.
@@ -97,6 +98,9 @@ class Graph {
   void set_inputs(std::vector<std::string> v) { inputs_ = std::move(v); }
   void set_outputs(std::vector<std::string> v) { outputs_ = std::move(v); }
   void set_opset_imports(std::map<std::string, int64_t> m) { opset_imports_ = std::move(m); }
+  // True when the file leaves dim 0 of its first data input symbolic (a dynamic batch): ONNX
+  // Runtime optimises such a graph with that dim unknown, whatever batch hase binds.
+  void set_batch_symbolic(bool b) { batch_symbolic_ = b; }
 
   // ---- queries ----
   const std::string& name() const { return name_; }
@@ -107,6 +111,7 @@ class Graph {
   const std::vector<std::string>& outputs() const { return outputs_; }
   // Opset per domain ("" = ai.onnx); 0 when the domain is not imported.
   int64_t opset(const std::string& domain = "") const;
+  bool batch_symbolic() const { return batch_symbolic_; }
   // The value `name`, or nullptr. The pointer is valid until the next SetValue.
   const Value* FindValue(const std::string& name) const;
   // Live node writing `name`, or kNoNode (graph input, initializer, unknown).
@@ -147,6 +152,7 @@ class Graph {
   std::unordered_map<std::string, NodeId> producer_;
   std::unordered_map<std::string, std::vector<NodeId>> consumers_;
   int64_t next_order_key_ = 0;
+  bool batch_symbolic_ = false;
 };
 
 }  // namespace hase::graph

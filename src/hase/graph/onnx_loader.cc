@@ -454,6 +454,20 @@ Result<LoadedGraph> LoadOnnxGraph(const std::string& path, const LoadOptions& op
   }
 
   onnx::GraphProto* g = model.mutable_graph();
+  // Whether the file leaves the batch open (dim 0 of the first data input symbolic or unset), as
+  // ONNX Runtime sees it when it optimises the graph (Graph::batch_symbolic).
+  bool batch_symbolic = false;
+  {
+    std::unordered_set<std::string> inits;
+    for (const auto& t : g->initializer()) inits.insert(t.name());
+    for (const auto& in : g->input()) {
+      if (inits.count(in.name())) continue;
+      const auto& tt = in.type().tensor_type();
+      batch_symbolic = tt.has_shape() && tt.shape().dim_size() > 0 &&
+                       (!tt.shape().dim(0).has_dim_value() || tt.shape().dim(0).dim_value() <= 0);
+      break;
+    }
+  }
   {
     Status s = BindInputs(g, options, &out.warnings);
     if (!s.ok()) return s.WithContext(path);
@@ -489,6 +503,7 @@ Result<LoadedGraph> LoadOnnxGraph(const std::string& path, const LoadOptions& op
     opsets[o.domain() == "ai.onnx" ? "" : o.domain()] = o.version();
   }
   graph.set_opset_imports(opsets);
+  graph.set_batch_symbolic(batch_symbolic);
   std::unordered_set<std::string> init_names;
   for (const auto& vi : g->value_info()) graph.SetValue(ValueFromInfo(vi));
   for (const auto& vi : g->output()) graph.SetValue(ValueFromInfo(vi));

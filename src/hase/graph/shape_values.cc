@@ -82,6 +82,85 @@ std::optional<Ints> Broadcast(const Ints& a, const Ints& b) {
   return d;
 }
 
+// Row-major strides of `dims`.
+Ints Strides(const Ints& dims) {
+  Ints st(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) st[i - 1] = st[i] * dims[i];
+  return st;
+}
+
+// Transpose of the values `x` with dims `d` by `perm` (ONNX Transpose).
+std::optional<Ints> TransposeValues(const Ints& x, const Ints& d, const Ints& perm) {
+  const Ints in_st = Strides(d);
+  Ints od;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(d.size())) return std::nullopt;
+    od.push_back(d[p]);
+  }
+  Ints out(x.size());
+  Ints idx(od.size(), 0);
+  for (size_t flat = 0; flat < out.size(); ++flat) {
+    int64_t src = 0;
+    for (size_t k = 0; k < idx.size(); ++k) src += idx[k] * in_st[perm[k]];
+    out[flat] = x[src];
+    for (size_t k = idx.size(); k-- > 0;) {
+      if (++idx[k] < od[k]) break;
+      idx[k] = 0;
+    }
+  }
+  return out;
+}
+
+// ONNX Slice (opset ≥ 10) of the values `x` with dims `d`; nullopt when out of its rules.
+std::optional<Ints> SliceValues(const Ints& x, const Ints& d, const Ints& starts, const Ints& ends,
+                                const Ints* axes, const Ints* steps) {
+  const int64_t rank = static_cast<int64_t>(d.size());
+  if (starts.size() != ends.size() || (axes && axes->size() != starts.size()) ||
+      (steps && steps->size() != starts.size())) {
+    return std::nullopt;
+  }
+  Ints b(rank, 0), st(rank, 1), od = d;
+  for (size_t i = 0; i < starts.size(); ++i) {
+    int64_t axis = axes ? (*axes)[i] : static_cast<int64_t>(i);
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) return std::nullopt;
+    const int64_t step = steps ? (*steps)[i] : 1;
+    if (step == 0) return std::nullopt;
+    const int64_t size = d[axis];
+    int64_t s = starts[i], e = ends[i];
+    if (s < 0) s += size;
+    if (e < 0) e += size;
+    if (step > 0) {
+      s = std::clamp<int64_t>(s, 0, size);
+      e = std::clamp<int64_t>(e, 0, size);
+      od[axis] = e > s ? (e - s + step - 1) / step : 0;
+    } else {
+      s = std::clamp<int64_t>(s, -1, size - 1);
+      e = std::clamp<int64_t>(e, -1, size - 1);
+      od[axis] = s > e ? (s - e - step - 1) / -step : 0;
+    }
+    b[axis] = s;
+    st[axis] = step;
+  }
+  const Ints in_st = Strides(d);
+  int64_t count = 1;
+  for (int64_t v : od) count *= v;
+  Ints out;
+  if (count <= 0) return out;
+  Ints idx(rank, 0);
+  for (int64_t flat = 0; flat < count; ++flat) {
+    int64_t src = 0;
+    for (int64_t k = 0; k < rank; ++k) src += (b[k] + idx[k] * st[k]) * in_st[k];
+    if (src < 0 || src >= static_cast<int64_t>(x.size())) return std::nullopt;
+    out.push_back(x[src]);
+    for (int64_t k = rank; k-- > 0;) {
+      if (++idx[k] < od[k]) break;
+      idx[k] = 0;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 int ResolveShapeComputedDims(onnx::ModelProto* model) {
@@ -101,6 +180,10 @@ int ResolveShapeComputedDims(onnx::ModelProto* model) {
     types[t.name()] = t.data_type();
     if (auto v = TensorInts(t)) values[t.name()] = *v;
   }
+  // value_info / output entries by name (element pointers of a RepeatedPtrField are stable).
+  std::unordered_map<std::string, onnx::ValueInfoProto*> entries;
+  for (auto& v : *g->mutable_value_info()) entries[v.name()] = &v;
+  for (auto& v : *g->mutable_output()) entries[v.name()] = &v;
   int added = 0;
   auto val = [&](const onnx::NodeProto& n, int i) -> const Ints* {
     if (i >= n.input_size() || n.input(i).empty()) return nullptr;
@@ -114,14 +197,9 @@ int ResolveShapeComputedDims(onnx::ModelProto* model) {
   auto resolve = [&](const std::string& out, const Ints& d, int32_t elem_type) {
     if (dims.count(out)) return;
     dims[out] = d;
-    onnx::ValueInfoProto* vi = nullptr;  // the existing entry (rank-only, a graph output), or new
-    for (auto& v : *g->mutable_value_info()) {
-      if (v.name() == out) vi = &v;
-    }
-    for (auto& v : *g->mutable_output()) {
-      if (v.name() == out) vi = &v;
-    }
-    if (vi == nullptr) vi = g->add_value_info();
+    // The existing entry (rank-only, a graph output), or a new one.
+    auto it = entries.find(out);
+    onnx::ValueInfoProto* vi = it != entries.end() ? it->second : g->add_value_info();
     vi->set_name(out);
     auto* tt = vi->mutable_type()->mutable_tensor_type();
     tt->set_elem_type(elem_type);
@@ -151,6 +229,9 @@ int ResolveShapeComputedDims(onnx::ModelProto* model) {
         start = std::clamp<int64_t>(start, 0, rank);
         end = std::clamp<int64_t>(end, start, rank);
         values[out] = Ints(s->begin() + start, s->begin() + end);
+        // Its own dims (1-D) too, which inference knows only once the input's rank is known:
+        // a Gather of it then resolves in this same pass.
+        if (!dims.count(out)) dims[out] = {end - start};
       }
     } else if (op == "Size" && n.input_size() == 1) {
       if (const Ints* s = shape_of(n.input(0))) {
@@ -215,6 +296,47 @@ int ResolveShapeComputedDims(onnx::ModelProto* model) {
       const Ints* b = val(n, 1);
       if (a && b) {
         if (auto o = Arith(op, *a, *b)) values[out] = *o;
+      }
+    } else if (op == "Range") {
+      // Range(start, limit, delta), integer scalars: ceil((limit - start) / delta) values (Swin's
+      // shifted-window masks and roll). Its dims are resolved; its values kept when small.
+      const Ints* a = val(n, 0);
+      const Ints* l = val(n, 1);
+      const Ints* dl = val(n, 2);
+      if (a && l && dl && a->size() == 1 && l->size() == 1 && dl->size() == 1 && (*dl)[0] != 0) {
+        const int64_t start = (*a)[0], limit = (*l)[0], delta = (*dl)[0];
+        const int64_t count = std::max<int64_t>(
+            0, (limit - start + delta + (delta > 0 ? -1 : 1)) / delta);
+        if (count <= 4096) {
+          Ints o;
+          for (int64_t i = 0; i < count; ++i) o.push_back(start + i * delta);
+          values[out] = o;
+        }
+        if (!dims.count(out)) {
+          resolve(out, {count}, types.count(n.input(0)) ? types[n.input(0)] : 7);
+        }
+      }
+    } else if (op == "Transpose" && val(n, 0) && shape_of(n.input(0))) {
+      // Values reordered (torch's F.pad writes its pads through Reshape → Slice → Transpose).
+      const Ints& x = *val(n, 0);
+      const Ints& d = *shape_of(n.input(0));
+      Ints perm;
+      for (const auto& a : n.attribute()) {
+        if (a.name() == "perm") perm.assign(a.ints().begin(), a.ints().end());
+      }
+      if (perm.empty()) {
+        for (size_t i = d.size(); i-- > 0;) perm.push_back(static_cast<int64_t>(i));
+      }
+      int64_t count = 1;
+      for (int64_t v : d) count *= v;
+      if (perm.size() == d.size() && count == static_cast<int64_t>(x.size())) {
+        if (auto o = TransposeValues(x, d, perm)) values[out] = *o;
+      }
+    } else if (op == "Slice" && val(n, 0) && shape_of(n.input(0)) && val(n, 1) && val(n, 2)) {
+      // Values sliced along any axes, any steps (F.pad's reversal of its pads: step -1).
+      if (auto o = SliceValues(*val(n, 0), *shape_of(n.input(0)), *val(n, 1), *val(n, 2),
+                               val(n, 3), val(n, 4))) {
+        values[out] = *o;
       }
     } else if (op == "Slice") {
       const Ints* data = val(n, 0);

@@ -4,11 +4,14 @@
 //
 // ONNX 1.12's shape inference (data propagation) leaves such outputs unknown; hase evaluates
 // the small int64 tensors itself: Shape (incl. opset-15 start/end), Size, Gather (axis 0),
-// Unsqueeze, Squeeze, Concat, Cast, Identity, Reshape, Slice (1-D, axis 0), Add/Sub/Mul/Div/Mod,
-// Equal, Where, ConstantOfShape (≤ 64 elements), constant initializers and Constant nodes; and
-// resolves the dims of Reshape, Expand, ConstantOfShape, Pad and Slice outputs whose target,
-// pads or starts/ends are such values (torch's expand(n, -1, -1), Swin's window padding and
-// roll). Each resolved output is written to the graph's
+// Unsqueeze, Squeeze, Concat, Cast, Identity, Reshape, Slice (any axes and steps, e.g. the
+// step -1 reversal torch's F.pad writes), Transpose, Add/Sub/Mul/Div/Mod, Equal, Where,
+// ConstantOfShape (≤ 64 elements), Range (≤ 4096 values), constant initializers and Constant
+// nodes; and resolves the dims of Reshape, Expand, ConstantOfShape, Pad, Slice and Range outputs
+// whose target, pads, starts/ends or limits are such values (torch's expand(n, -1, -1), Swin's
+// window padding, roll and masks). A Shape's own dims are noted as it is evaluated, so a chain of
+// dependent computed Reshapes (one per attention block) resolves in one pass.
+// Each resolved output is written to the graph's
 // value_info with the consumer's element type, so that a re-run of shape inference carries the
 // dims downstream. Values that stay unknown are left alone (the loader then reports them).
 #pragma once

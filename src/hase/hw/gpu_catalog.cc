@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <optional>
+#include <utility>
 #include <sstream>
 
 namespace hase {
@@ -58,6 +60,34 @@ size_t Levenshtein(std::string_view a, std::string_view b) {
   return prev[b.size()];
 }
 
+// "a100_3g.20gb", "nvidia_h100_80gb_hbm3_3g.40gb", "A100-SXM4-40GB 1g.5gb" → (parent spelling,
+// profile): a trailing MIG profile "<N>g.<M>gb" after '_', '-' or ' ' (Slurm's MIG GRES types
+// under AutoDetect=nvml, GPU feature labels). std::nullopt when there is none.
+std::optional<std::pair<std::string_view, std::string_view>> SplitMigSuffix(std::string_view name) {
+  const size_t sep = name.find_last_of("_- ");
+  if (sep == std::string_view::npos || sep == 0) return std::nullopt;
+  const std::string_view prof = name.substr(sep + 1);
+  size_t i = 0;
+  auto digits = [&] {
+    const size_t b = i;
+    while (i < prof.size() && std::isdigit(static_cast<unsigned char>(prof[i]))) ++i;
+    return i > b;
+  };
+  auto lit = [&](std::string_view t) {
+    for (char c : t) {
+      if (i >= prof.size() || std::tolower(static_cast<unsigned char>(prof[i])) != c) return false;
+      ++i;
+    }
+    return true;
+  };
+  if (!(digits() && lit("g.") && digits() && lit("gb") && i == prof.size())) return std::nullopt;
+  std::string_view parent = name.substr(0, sep);
+  while (!parent.empty() && (parent.back() == '_' || parent.back() == '-' || parent.back() == ' ')) {
+    parent.remove_suffix(1);
+  }
+  return std::make_pair(parent, prof);
+}
+
 std::vector<std::string> Spellings(const GpuSpec& g) {
   std::vector<std::string> s = {g.id, g.name};
   s.insert(s.end(), g.aliases.begin(), g.aliases.end());
@@ -74,8 +104,16 @@ std::string GpuCatalog::NormalizeName(std::string_view name) {
 
 Status GpuCatalog::BuildIndex(const std::string& where) {
   keys_.clear();
-  for (size_t i = 0; i < gpus_.size(); ++i) {
-    for (const std::string& spelling : Spellings(gpus_[i])) {
+  mig_gpus_.clear();
+  for (const GpuSpec& g : gpus_) {
+    for (const MigProfile& p : g.mig.profiles) {
+      Result<GpuSpec> d = DeriveMigSpec(g, p.name);
+      if (!d.ok()) return d.status().WithContext(where);
+      mig_gpus_.push_back(std::move(d).value());
+    }
+  }
+  for (size_t i = 0; i < gpus_.size() + mig_gpus_.size(); ++i) {
+    for (const std::string& spelling : Spellings(Entry(i))) {
       for (std::string key : {NormalizeName(spelling), SortedKey(spelling)}) {
         if (key.empty()) continue;
         auto it = std::find_if(keys_.begin(), keys_.end(),
@@ -84,8 +122,8 @@ Status GpuCatalog::BuildIndex(const std::string& where) {
           keys_.push_back({key, i});
         } else if (it->index != i) {
           return Status::InvalidArgument(
-              "GPU name '" + spelling + "' of '" + gpus_[i].id + "' also names '" +
-                  gpus_[it->index].id + "'",
+              "GPU name '" + spelling + "' of '" + Entry(i).id + "' also names '" +
+                  Entry(it->index).id + "'",
               where, "make ids, names and aliases unambiguous");
         }
       }
@@ -98,14 +136,26 @@ Result<const GpuSpec*> GpuCatalog::Find(std::string_view name) const {
   for (const std::string& key : {NormalizeName(name), SortedKey(name)}) {
     if (key.empty()) continue;
     for (const Key& k : keys_) {
-      if (k.key == key) return &gpus_[k.index];
+      if (k.key == key) return &Entry(k.index);
     }
+  }
+  if (auto mig = SplitMigSuffix(name)) {  // a MIG instance named "<parent>_<profile>"
+    Result<const GpuSpec*> parent = Find(mig->first);
+    if (parent.ok() && (*parent)->mig.supported()) return FindMig((*parent)->id, mig->second);
   }
   std::string near;
   for (const auto& n : Nearest(name)) near += (near.empty() ? "" : ", ") + n;
   return Status::NotFound("unknown GPU type '" + std::string(name) + "'" +
                               (near.empty() ? "" : "; nearest: " + near),
                           "GPU catalog", "run `hase gpus` to list the known GPU types");
+}
+
+Result<const GpuSpec*> GpuCatalog::FindMig(std::string_view parent,
+                                           std::string_view profile) const {
+  HASE_ASSIGN_OR_RETURN(const GpuSpec* p, Find(parent));
+  const MigProfile* prof = p->mig.Find(profile);
+  if (prof == nullptr) return DeriveMigSpec(*p, profile).status();  // the NotFound with hints
+  return Find(MigTypeId(p->id, prof->name));
 }
 
 std::vector<std::string> GpuCatalog::Nearest(std::string_view name, int k) const {

@@ -39,16 +39,28 @@ class GpuCatalog {
   // Builtin() when `path` is empty, else FromFile(path): what `--catalog FILE` does.
   static Result<GpuCatalog> Load(const std::string& path);
 
-  // The entry `name` resolves to (see the class comment). The pointer lives as long as this
+  // The entry `name` resolves to (see the class comment); also a MIG instance type spelled
+  // "<parent>_<profile>" ("a100_3g.20gb", "nvidia_h100_80gb_hbm3_3g.40gb": Slurm's MIG GRES
+  // types) when the parent resolves and has that profile. The pointer lives as long as this
   // catalog. Errors: NotFound with the three nearest names (edit distance on normalised names)
   // in the message and a hint to run `hase gpus`.
   Result<const GpuSpec*> Find(std::string_view name) const;
+  // The spec of a `profile` MIG instance of the GPU type `parent` (any spelling Find takes),
+  // from the derived entries the catalog builds for every profile in data/gpus.yaml `mig:`
+  // (DeriveMigSpec, mig_profile.h). Find also resolves these entries by id
+  // ("A100-SXM4-40GB-MIG-1g.5gb") and name ("NVIDIA A100-SXM4-40GB MIG 1g.5gb"). The pointer
+  // lives as long as this catalog. Errors: NotFound (unknown parent, as Find; a parent without
+  // MIG; a profile the parent lacks, with its valid profiles in the hint).
+  Result<const GpuSpec*> FindMig(std::string_view parent, std::string_view profile) const;
+
   // Up to `k` entry ids nearest to `name`, nearest first (Levenshtein distance between
   // normalised names, over ids, names and aliases; ties by catalog order).
   std::vector<std::string> Nearest(std::string_view name, int k = 3) const;
 
-  // Entries in file order.
+  // Entries in file order (whole GPUs only).
   const std::vector<GpuSpec>& gpus() const { return gpus_; }
+  // The derived MIG instance types, parent by parent in file order, profiles in `mig:` order.
+  const std::vector<GpuSpec>& mig_gpus() const { return mig_gpus_; }
   size_t size() const { return gpus_.size(); }
 
   // The normalised key Find uses (exposed for tests and tools).
@@ -57,12 +69,16 @@ class GpuCatalog {
  private:
   struct Key {
     std::string key;
-    size_t index;  // into gpus_
+    size_t index;  // into gpus_, then (index - gpus_.size()) into mig_gpus_
   };
   explicit GpuCatalog(std::vector<GpuSpec> gpus) : gpus_(std::move(gpus)) {}
   Status BuildIndex(const std::string& where);
+  const GpuSpec& Entry(size_t index) const {
+    return index < gpus_.size() ? gpus_[index] : mig_gpus_[index - gpus_.size()];
+  }
 
   std::vector<GpuSpec> gpus_;
+  std::vector<GpuSpec> mig_gpus_;  // derived in BuildIndex
   std::vector<Key> keys_;  // every normalised spelling (both key kinds) → entry
 };
 

@@ -30,6 +30,46 @@ Status Get(const YAML::Node& entry, const char* key, const std::string& where, T
   return Status::OK();
 }
 
+// The optional `mig:` block of an entry (docs/gpu-catalog.md, "MIG").
+Status ParseMig(const YAML::Node& m, const std::string& w, GpuSpec& g) {
+  if (!m.IsMap()) return Status::InvalidArgument("'mig' must be a map", At(w, m));
+  MigGeometry& geo = g.mig;
+  HASE_RETURN_IF_ERROR(Get(m, "compute_slices", w, &geo.compute_slices));
+  HASE_RETURN_IF_ERROR(Get(m, "memory_slices", w, &geo.memory_slices));
+  HASE_RETURN_IF_ERROR(Get(m, "source", w, &geo.source));
+  if (geo.compute_slices < 1 || geo.memory_slices < 1) {
+    return Status::InvalidArgument("mig compute_slices and memory_slices must be >= 1", At(w, m));
+  }
+  const YAML::Node ps = m["profiles"];
+  if (!ps || !ps.IsSequence() || ps.size() == 0) {
+    return Status::InvalidArgument("'mig' needs a non-empty 'profiles' list", At(w, m));
+  }
+  for (const YAML::Node& pn : ps) {
+    if (!pn.IsMap()) return Status::InvalidArgument("a MIG profile must be a map", At(w, pn));
+    MigProfile p;
+    HASE_RETURN_IF_ERROR(Get(pn, "name", w, &p.name));
+    HASE_RETURN_IF_ERROR(Get(pn, "compute_slices", w, &p.compute_slices));
+    HASE_RETURN_IF_ERROR(Get(pn, "memory_slices", w, &p.memory_slices));
+    HASE_RETURN_IF_ERROR(Get(pn, "sms", w, &p.sms));
+    HASE_RETURN_IF_ERROR(Get(pn, "memory_gib", w, &p.memory_gib));
+    HASE_RETURN_IF_ERROR(Get(pn, "max_instances", w, &p.max_instances));
+    if (p.compute_slices < 1 || p.compute_slices > geo.compute_slices || p.memory_slices < 1 ||
+        p.memory_slices > geo.memory_slices || p.sms < 1 || p.sms > g.sms || !(p.memory_gib > 0) ||
+        p.memory_gib > g.memory_gib || p.max_instances < 1 ||
+        p.max_instances > geo.compute_slices) {
+      return Status::InvalidArgument(
+          "MIG profile '" + p.name + "' does not fit its GPU (slices in 1..the GPU's, sms in "
+          "1..sms, memory_gib in (0, memory_gib], max_instances in 1..compute_slices)",
+          At(w, pn));
+    }
+    if (geo.Find(p.name) != nullptr) {
+      return Status::InvalidArgument("duplicate MIG profile '" + p.name + "'", At(w, pn));
+    }
+    geo.profiles.push_back(std::move(p));
+  }
+  return Status::OK();
+}
+
 Result<GpuSpec> ParseEntry(const YAML::Node& e, const std::string& where) {
   if (!e.IsMap()) return Status::InvalidArgument("GPU entry is not a map", At(where, e));
   GpuSpec g;
@@ -79,6 +119,7 @@ Result<GpuSpec> ParseEntry(const YAML::Node& e, const std::string& where) {
         "base_clock_mhz and fp32_sustained_clock_mhz must lie in 0..boost_clock_mhz", At(w, e),
         "omit a clock that is not known");
   }
+  if (e["mig"] && !e["mig"].IsNull()) HASE_RETURN_IF_ERROR(ParseMig(e["mig"], w, g));
   return g;
 }
 

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "hase/hw/mig_profile.h"
+
 namespace hase {
 
 struct GpuSpec {
@@ -38,6 +40,12 @@ struct GpuSpec {
   std::string interconnect;          // free text: "NVLink 3 600 GB/s; PCIe 4.0 x16"
   double tdp_w = 0;                  // board power, W
   std::string source;                // where the numbers come from
+  MigGeometry mig;                   // MIG profiles (data/gpus.yaml `mig:`); empty: no MIG
+  // Set on the spec of one MIG instance (DeriveMigSpec, mig_profile.h), "" on whole GPUs:
+  std::string mig_parent;            // parent type id, "A100-SXM4-40GB"
+  std::string mig_profile;           // GPU instance profile, "1g.5gb"
+
+  bool is_mig_instance() const { return !mig_profile.empty(); }
 
   bool has_tensor_cores() const { return tensor_fp16_tflops > 0; }
   // Peak TF32 tensor-core TFLOP/s, dense: tensor_fp16_tflops / 2 on compute capability >= 8.0

@@ -6,6 +6,7 @@
 
 #include "hase/kernels/rules/constant_folding.h"
 #include "hase/kernels/rules/bias_gelu_fusion.h"
+#include "hase/kernels/rules/cast_elimination.h"
 #include "hase/kernels/rules/conv_activation_fusion.h"
 #include "hase/kernels/rules/conv_add_fusion.h"
 #include "hase/kernels/rules/conv_bn_fold.h"
@@ -18,6 +19,8 @@
 #include "hase/kernels/rules/pad_fusion.h"
 #include "hase/kernels/rules/quick_gelu_fusion.h"
 #include "hase/kernels/rules/reshape_fusion.h"
+#include "hase/kernels/rules/simplified_layer_norm_fusion.h"
+#include "hase/kernels/rules/transpose_optimizer.h"
 
 namespace hase::kernels {
 namespace {
@@ -27,11 +30,13 @@ void AddBasicRules(RuleList* r) {
   r->push_back(std::make_unique<rules::ConstantFolding>());  // first: Identity(initializer) etc.
   r->push_back(std::make_unique<rules::IdentityElimination>());
   r->push_back(std::make_unique<rules::DropoutElimination>());
+  r->push_back(std::make_unique<rules::CastElimination>());
   r->push_back(std::make_unique<rules::ConvAddFusion>());  // before ConvBnFold, as in ORT
   r->push_back(std::make_unique<rules::ConvBnFold>());
   r->push_back(std::make_unique<rules::MatMulAddFusion>());
   r->push_back(std::make_unique<rules::ReshapeFusion>());  // after MatMulAddFusion, as in ORT
   r->push_back(std::make_unique<rules::PadFusion>());
+  r->push_back(std::make_unique<rules::TransposeOptimizer>());  // last of level 1, as in ORT
 }
 
 }  // namespace
@@ -39,7 +44,7 @@ void AddBasicRules(RuleList* r) {
 std::vector<std::string> FusionProfileNames() { return {"ort-cuda", "ort-cpu", "none"}; }
 
 std::string FusionProfileOrtRelease(const std::string& profile) {
-  if (profile == "ort-cuda") return "onnxruntime 1.18.1 (CUDA EP)";
+  if (profile == "ort-cuda") return "onnxruntime 1.17.3 (CUDA EP)";
   if (profile == "ort-cpu") return "onnxruntime-node 1.30.0 (CPU EP, level extended)";
   return "";
 }
@@ -53,6 +58,7 @@ Result<RuleList> MakeFusionProfile(const std::string& profile,
     r.push_back(std::make_unique<rules::ConvActivationFusion>(rules::ConvActivationFusion::Cuda()));
     r.push_back(std::make_unique<rules::GeluFusion>());
     r.push_back(std::make_unique<rules::LayerNormFusion>());
+    r.push_back(std::make_unique<rules::SimplifiedLayerNormFusion>(/*allow_float16=*/true));
     r.push_back(std::make_unique<rules::BiasGeluFusion>());  // after GeluFusion, as in ORT
     r.push_back(std::make_unique<rules::QuickGeluFusion>(/*allow_float16=*/true));
   } else if (profile == "ort-cpu") {
@@ -62,6 +68,7 @@ Result<RuleList> MakeFusionProfile(const std::string& profile,
     r.push_back(std::make_unique<rules::ConvActivationFusion>(rules::ConvActivationFusion::Cpu()));
     r.push_back(std::make_unique<rules::GeluFusion>());
     r.push_back(std::make_unique<rules::LayerNormFusion>());
+    r.push_back(std::make_unique<rules::SimplifiedLayerNormFusion>(/*allow_float16=*/false));
     r.push_back(std::make_unique<rules::BiasGeluFusion>());  // after GeluFusion, as in ORT
     r.push_back(std::make_unique<rules::QuickGeluFusion>(/*allow_float16=*/false));
   } else if (profile != "none") {
@@ -84,6 +91,10 @@ int ApplyFusionRules(graph::Graph& g, const RuleList& rules) {
   for (int pass = 0; pass < kMaxPasses; ++pass) {
     int this_pass = 0;
     for (const auto& rule : rules) {
+      if (rule->IsGraphTransformer()) {
+        this_pass += rule->ApplyToGraph(g);
+        continue;
+      }
       const std::vector<std::string> anchors = rule->AnchorOps();
       // Like an ORT transformer: one pass over a snapshot of the topological order.
       for (graph::NodeId id : graph::OrtTopologicalOrder(g)) {

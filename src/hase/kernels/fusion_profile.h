@@ -3,13 +3,17 @@
 // provider, then the level-2 ("extended") fusions the named provider supports.
 //
 //   ort-cuda (default)  ORT's CUDA execution provider, the kernels a GPU launches; reproduces
-//                       onnxruntime 1.18.1 (the last release before the CUDA conv-activation
-//                       fusion was reworked, PR #19470).
+//                       onnxruntime 1.17.3, the last release whose CUDA conv-activation fusion
+//                       fuses a residual Conv → Add → Relu (1.18.0–1.19.2 refuse it, PR #20282,
+//                       in 1.18.0 by date; 1.20.0 on has no CUDA FusedConv, PR #19470; details
+//                       in rules/conv_activation_fusion.h). Known deviation:
+//                       Pad → AveragePool is fused (PadFusion gained it in July 2024, PR #21556).
 //   ort-cpu             ORT's CPU execution provider at level "extended" (no NCHWc layout);
 //                       reproduces onnxruntime-node 1.30.0 (tools/ort/package.json), checked
 //                       node for node on every zoo model (tests/data/ort_cpu_ops.json).
 //   none                no rewrites: one kernel per ONNX node.
-// Each rule header names the ORT source file it mirrors and what differs between the two pins.
+// Each rule header names the ORT source file and lines it mirrors (in the v1.21.0 release text,
+// the one ORT release read line by line; docs/kernels-json.md "ORT sources") and what differs.
 #pragma once
 
 #include <memory>
@@ -27,7 +31,7 @@ using RuleList = std::vector<std::unique_ptr<const FusionRule>>;
 // "ort-cuda", "ort-cpu", "none" — in this order.
 std::vector<std::string> FusionProfileNames();
 
-// The ONNX Runtime release a profile reproduces: "onnxruntime 1.18.1 (CUDA EP)" for ort-cuda,
+// The ONNX Runtime release a profile reproduces: "onnxruntime 1.17.3 (CUDA EP)" for ort-cuda,
 // "onnxruntime-node 1.30.0 (CPU EP, level extended)" for ort-cpu, "" for none and unknown names.
 std::string FusionProfileOrtRelease(const std::string& profile);
 

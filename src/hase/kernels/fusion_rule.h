@@ -31,6 +31,12 @@ class FusionRule {
   virtual std::vector<std::string> AnchorOps() const = 0;
   // Tries the rule at live node `id`. Non-virtual entry; the hooks are Match/Apply.
   RuleEffect TryApply(graph::Graph& g, graph::NodeId id) const { return DoTryApply(g, id); }
+  // A whole-graph transformer (ORT's GraphTransformer that walks the graph itself and keeps
+  // state across nodes, e.g. TransposeOptimizer) returns true: ApplyFusionRules then calls
+  // ApplyToGraph once per pass instead of TryApply per anchor.
+  virtual bool IsGraphTransformer() const { return false; }
+  // Rewrites `g`; returns the number of changes (0 = unchanged). Only for graph transformers.
+  virtual int ApplyToGraph(graph::Graph& g) const { (void)g; return 0; }
 
  private:
   virtual RuleEffect DoTryApply(graph::Graph& g, graph::NodeId id) const = 0;

@@ -135,15 +135,11 @@ Result<KernelList> BuildKernelList(const std::string& onnx_path, const KernelLis
       out.warnings.push_back("no cost formula for op '" + n.op_type + "' at node '" + n.name +
                              "': estimated conservatively (1 FLOP per output element)");
     }
-    if (n.attributes.count("fused_pad") &&
-        (n.op_type == "MaxPool" ||
-         (n.op_type == "AveragePool" && n.IntAttr("count_include_pad", 0) == 0))) {
-      out.warnings.push_back(
-          "node '" + n.name + "': a zero Pad was fused into " + n.op_type +
-          (n.op_type == "MaxPool" ? " (which pads with -inf)"
-                                  : " (count_include_pad = 0 leaves the padding out of the mean)") +
-          ", as ONNX Runtime's PadFusion does; the runtime's results differ from the model's "
-          "where the padding is read");
+    if (n.attributes.count("fused_pad") && n.op_type == "MaxPool") {
+      out.warnings.push_back("node '" + n.name +
+                             "': a zero Pad was fused into MaxPool (which pads with -inf), as ONNX Runtime's "
+                             "PadFusion does; the runtime's results differ from the model's where a window "
+                             "holds only padding and negative values");
     }
     out.kernels.push_back(kernels::CostKernel(g, n, index++, constants));
     out.kernels.back().cpu_placed = cpu_placed[id];

@@ -8,6 +8,7 @@ namespace hase::sched {
 
 std::string Cluster::GpuLabel(int gpu) const {
   const Gpu& g = gpus.at(gpu);
+  if (g.is_mig()) return fmt::format("{}/{}/mig{}-{}", g.node, g.index, g.mig_slot, g.mig_profile);
   return fmt::format("{}/{}", g.node, g.index);
 }
 

@@ -3,7 +3,10 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -14,6 +17,81 @@ namespace {
 
 constexpr int kDefaultMaxTasks = 4;
 constexpr double kMibPerGib = 1024.0;
+
+struct MigItem {
+  const GpuSpec* spec = nullptr;  // derived instance type
+  int gi = -1;
+};
+
+// Parses and checks an entry's `mig:` list against the parent type (see cluster_file.h).
+Result<std::vector<MigItem>> ParseMig(const YAML::Node& list, const GpuSpec& parent,
+                                      const std::string& where, const GpuCatalog& catalog) {
+  if (!list.IsSequence() || list.size() == 0) {
+    return Status::InvalidArgument("'mig' must be a non-empty list of MIG profiles",
+                                   yaml::At(where, list), "e.g. mig: [3g.20gb, 2g.10gb, 1g.5gb]");
+  }
+  if (!parent.mig.supported()) {
+    return Status::InvalidArgument(parent.id + " has no MIG", yaml::At(where, list),
+                                   "MIG instances need an A30, A100, H100 or H200 type");
+  }
+  std::vector<MigItem> items;
+  int compute = 0, memory = 0;
+  std::map<std::string, int> per_profile;
+  std::set<int> gis;
+  for (const YAML::Node& it : list) {
+    std::string profile;
+    MigItem item;
+    if (it.IsScalar()) {
+      profile = it.as<std::string>();
+    } else if (it.IsMap()) {
+      HASE_ASSIGN_OR_RETURN(auto p, yaml::Field<std::string>(it, "profile", where));
+      HASE_ASSIGN_OR_RETURN(auto gi, yaml::Field<int>(it, "gi", where));
+      if (!p) {
+        return Status::InvalidArgument("a mig item without 'profile'", yaml::At(where, it),
+                                       "write a profile name or {profile: 1g.5gb, gi: 7}");
+      }
+      profile = *p;
+      if (gi) {
+        if (*gi < 0 || !gis.insert(*gi).second) {
+          return Status::InvalidArgument(fmt::format("gi {} is negative or given twice on one GPU", *gi),
+                                         yaml::At(where, it["gi"]), "gi is the GPU_I_ID nvidia-smi mig -lgi lists");
+        }
+        item.gi = *gi;
+      }
+    } else {
+      return Status::InvalidArgument("a mig item must be a profile name or {profile, gi}",
+                                     yaml::At(where, it));
+    }
+    Result<const GpuSpec*> d = catalog.FindMig(parent.id, profile);
+    if (!d.ok()) return d.status().WithContext(yaml::At(where, it));
+    item.spec = *d;
+    const MigProfile& p = *parent.mig.Find(profile);
+    compute += p.compute_slices;
+    memory += p.memory_slices;
+    if (++per_profile[p.name] > p.max_instances) {
+      return Status::InvalidArgument(
+          fmt::format("{} holds at most {} {} instance(s)", parent.id, p.max_instances, p.name),
+          yaml::At(where, it), "MIG User Guide, Supported MIG Profiles");
+    }
+    items.push_back(item);
+  }
+  if (compute > parent.mig.compute_slices || memory > parent.mig.memory_slices) {
+    return Status::InvalidArgument(
+        fmt::format("MIG instances need {} compute and {} memory slices; {} has {} and {}", compute,
+                    memory, parent.id, parent.mig.compute_slices, parent.mig.memory_slices),
+        yaml::At(where, list), "drop or shrink an instance (valid profiles: " + parent.mig.ProfileNames() + ")");
+  }
+  return items;
+}
+
+int TypeIndexFor(const GpuSpec& g, Cluster& c) {
+  int type_index = c.TypeIndex(g.id);
+  if (type_index < 0) {
+    c.types.push_back({g.id, g.memory_gib * kMibPerGib, g.fp32_tflops, g.memory_bandwidth_gbps, g.mig_profile});
+    type_index = static_cast<int>(c.types.size()) - 1;
+  }
+  return type_index;
+}
 
 Status AddGpus(const YAML::Node& spec, const std::string& node_name, const std::string& where,
                int node_max_tasks, const GpuCatalog& catalog, Cluster& c) {
@@ -38,12 +116,21 @@ Status AddGpus(const YAML::Node& spec, const std::string& node_name, const std::
   Result<const GpuSpec*> found = catalog.Find(*type);
   if (!found.ok()) return found.status().WithContext(yaml::At(where, spec["type"]));
   const GpuSpec& g = **found;
-  int type_index = c.TypeIndex(g.id);
-  if (type_index < 0) {
-    c.types.push_back({g.id, g.memory_gib * kMibPerGib, g.fp32_tflops, g.memory_bandwidth_gbps});
-    type_index = static_cast<int>(c.types.size()) - 1;
+  std::vector<MigItem> mig;
+  if (spec["mig"] && !spec["mig"].IsNull()) {
+    if (memory) {
+      return Status::InvalidArgument("memory_mib cannot be combined with mig", yaml::At(where, spec["memory_mib"]),
+                                     "each MIG instance has its profile's memory");
+    }
+    HASE_ASSIGN_OR_RETURN(mig, ParseMig(spec["mig"], g, where, catalog));
+    if (c.gpus.size() + static_cast<size_t>(n) * mig.size() > static_cast<size_t>(kMaxClusterGpus)) {
+      return Status::InvalidArgument(fmt::format("the cluster would have more than {} GPUs", kMaxClusterGpus),
+                                     yaml::At(where, spec), "split the fleet into several hase instances");
+    }
   }
-  const double type_mem = c.types[type_index].memory_mib;
+  // A partitioned GPU adds only its instances' types (no Gpu of the parent type exists).
+  const int type_index = mig.empty() ? TypeIndexFor(g, c) : -1;
+  const double type_mem = g.memory_gib * kMibPerGib;
   if (memory && (*memory <= 0 || *memory > type_mem)) {
     return Status::InvalidArgument(
         fmt::format("memory_mib must be in (0, {:.0f}] for {}", type_mem, g.id),
@@ -57,8 +144,27 @@ Status AddGpus(const YAML::Node& spec, const std::string& node_name, const std::
   // GPUs of one node are added together: count this node's from the end (O(its GPUs), not
   // O(cluster) per entry, which made 10^5 nodes take minutes).
   int index = 0;
-  for (auto it = c.gpus.rbegin(); it != c.gpus.rend() && it->node == node_name; ++it) ++index;
+  for (auto it = c.gpus.rbegin(); it != c.gpus.rend() && it->node == node_name; ++it) {
+    if (it->mig_slot <= 0) ++index;  // the instances of one GPU count once
+  }
   for (int i = 0; i < n; ++i) {
+    if (!mig.empty()) {
+      const int physical = index++;
+      for (size_t k = 0; k < mig.size(); ++k) {
+        Gpu gpu;
+        gpu.id = static_cast<int>(c.gpus.size());
+        gpu.node = node_name;
+        gpu.index = physical;
+        gpu.type = TypeIndexFor(*mig[k].spec, c);
+        gpu.memory_mib = mig[k].spec->memory_gib * kMibPerGib;
+        gpu.max_tasks = mt;
+        gpu.mig_profile = mig[k].spec->mig_profile;
+        gpu.mig_slot = static_cast<int>(k);
+        gpu.mig_gpu_instance = mig[k].gi;
+        c.gpus.push_back(gpu);
+      }
+      continue;
+    }
     Gpu gpu;
     gpu.id = static_cast<int>(c.gpus.size());
     gpu.node = node_name;

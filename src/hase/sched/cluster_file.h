@@ -9,6 +9,16 @@
 //       count: 2                  # optional, identical nodes
 //       gpus:
 //         - {type: A100-SXM4-40GB, count: 4, memory_mib: 40960, max_tasks: 4}
+//         - {type: A100-SXM4-40GB, count: 1, mig: [3g.20gb, 2g.10gb, 1g.5gb, {profile: 1g.5gb, gi: 13}]}
+//
+// `mig:` partitions each of the entry's GPUs into MIG instances (mig_profile.h): every item,
+// a profile name or {profile, gi} (gi = the GPU_I_ID nvidia-smi gave it; pins DCGM series to
+// it), becomes one schedulable Gpu of the derived catalog type "<type>-MIG-<profile>" with
+// that profile's memory, labelled "node/index/mig<slot>-<profile>". The instances must fit
+// the GPU: compute slices summed <= its compute slices (7; A30 4), memory slices summed <=
+// its memory slices (8; A30 4), each profile at most its max_instances times, gi unique per
+// GPU. NVIDIA's placement rules beyond these sums are not checked. `memory_mib` cannot be
+// combined with `mig:`.
 #pragma once
 
 #include <cstddef>
@@ -32,8 +42,10 @@ inline constexpr size_t kMaxClusterFileBytes = size_t{4} << 20;
 
 // Parses a cluster file's text. `where` names it in errors. Errors: Parse (not YAML: the line
 // is in Status::where as "FILE:LINE"), InvalidArgument (missing or ill-typed field, count < 1,
-// no GPUs, a limit above exceeded; with FILE:LINE), NotFound (a GPU type the catalog does not know: FILE:LINE and the
-// nearest catalog names in the hint).
+// no GPUs, a limit above exceeded, MIG instances that do not fit their GPU; with FILE:LINE),
+// NotFound (a GPU type the catalog does not know: FILE:LINE and the nearest catalog names in
+// the hint; a MIG profile the type lacks or a type without MIG: FILE:LINE and the valid
+// profiles in the hint).
 Result<Cluster> ParseClusterYaml(std::string_view text, const std::string& where,
                                  const GpuCatalog& catalog);
 

@@ -5,11 +5,9 @@
 // the daemon how it ended:
 //   local   (local_backend.h)  forks the command on this host (`hase serve --executor`)
 //   slurm   (slurm_backend.h)  sbatch pinned to the node and GPU type, followed to its end
-//   kubernetes (not yet)       the extender's /bind path (Daemon::BindExternal) records the
-//                              placement; the kubelet runs the pod and nothing observes its
-//                              end today. A Kubernetes binder would implement this interface:
-//                              Launch = POST the Binding, a pod watch = the end callback,
-//                              Cancel = delete the pod.
+//   kubernetes (kube_backend.h) binds pods kube-scheduler asked hase to place (the extender's
+//                              /bind, Daemon::BindExternal), follows them with a pod watch,
+//                              deletes them on cancel
 //
 // Crash safety is a contract between the two sides: the daemon journals a task as `running`
 // (handle 0) *before* Launch, then journals the handle Launch returns. Launch may be slow (a
@@ -41,6 +39,8 @@ struct LaunchRequest {
   std::string node;         // node hase chose
   int gpu_index = 0;        // GPU index on that node hase chose
   std::string gpu_type;     // catalog GPU type of that GPU, e.g. "A100-SXM4-40GB"
+  std::string pod;          // "namespace/name" when the task is a Kubernetes pod, else ""
+  std::string pod_uid;      // that pod's metadata.uid ("" when unknown)
 };
 
 // How one launch ended.
@@ -70,6 +70,9 @@ class Backend {
   // Whether this backend starts tasks placed on `gpu` (others are run by someone else and
   // reported through Daemon::Complete).
   virtual bool RunsOn(const sched::Gpu& gpu) const = 0;
+
+  // Whether Launch starts Kubernetes pods (LaunchRequest::pod) rather than commands.
+  virtual bool RunsPods() const { return false; }
 
   // Starts the backend's monitor thread. Callbacks may fire from then on. Idempotent.
   virtual Status Start(EndCallback on_end, NodeCallback on_node) = 0;

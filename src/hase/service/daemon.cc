@@ -98,6 +98,7 @@ Daemon::Daemon(sched::Cluster cluster, std::shared_ptr<const sched::LatencyOracl
                DaemonOptions options, const telemetry::LoadSource* scraper,
                std::unique_ptr<TaskStore> store, std::unique_ptr<Backend> backend)
     : cluster_(std::move(cluster)),
+      mig_decls_(DeclaredMigInstances(cluster_)),
       oracle_(std::move(oracle)),
       options_(std::move(options)),
       load_(scraper),
@@ -112,6 +113,13 @@ Daemon::~Daemon() { Stop(); }
 const std::string& Daemon::policy_name() const { return options_.policy; }
 
 bool Daemon::ExecutesOn(int gpu) const { return backend_ && backend_->RunsOn(cluster_.gpus[gpu]); }
+
+bool Daemon::LaunchableLocked(const TaskRecord& r) const {
+  if (r.gpu < 0 || !ExecutesOn(r.gpu) || binding_.count(r.id)) return false;
+  // A pod is started by binding it (only a pod backend can); a command by running it (a pod
+  // backend refuses it with an error that fails the task, rather than leave it running).
+  return r.spec.pod.empty() ? !r.spec.command.empty() : backend_->RunsPods();
+}
 
 Result<sched::TaskProfile> Daemon::ProfileOnLocked(const TaskRecord& r, int gpu) const {
   const sched::GpuType& type = cluster_.types[cluster_.gpus[gpu].type];
@@ -184,7 +192,7 @@ Status Daemon::Start() {
     std::vector<LaunchRequest> requests;
     std::vector<int64_t> handles;
     for (auto& [id, r] : tasks_) {
-      if (r.state != TaskState::kRunning || !ExecutesOn(r.gpu) || r.spec.command.empty()) continue;
+      if (r.state != TaskState::kRunning || !LaunchableLocked(r)) continue;
       requests.push_back(LaunchRequestLocked(r));
       handles.push_back(r.pid);
     }
@@ -303,7 +311,7 @@ void Daemon::RefreshGpusLocked(double now) {
     }
     const sched::Gpu& gpu = cluster_.gpus[g];
     std::optional<telemetry::GpuObservation> obs;
-    if (load_) obs = load_->table().Get({gpu.node, gpu.index}, now);
+    if (load_) obs = LiveObservation(load_->table(), cluster_, mig_decls_, static_cast<int>(g), now);
     if (!obs || obs->fields == 0 || obs->load.age_s > options_.load_max_age_s) {
       live.load_used = live.settling = false;  // none, or too old: analytic-only
       live.foreign_mib = 0;
@@ -458,6 +466,8 @@ LaunchRequest Daemon::LaunchRequestLocked(const TaskRecord& r) const {
   q.node = r.node;
   q.gpu_index = r.gpu_index;
   if (r.gpu >= 0) q.gpu_type = cluster_.types[cluster_.gpus[r.gpu].type].name;
+  q.pod = r.spec.pod;
+  q.pod_uid = PodUidOfKey(r.spec.key);
   return q;
 }
 
@@ -465,7 +475,7 @@ void Daemon::LaunchLocked(const std::vector<int64_t>& ids) {
   bool queued = false;
   for (int64_t id : ids) {
     const TaskRecord& r = tasks_.at(id);
-    if (r.state != TaskState::kRunning || r.pid != 0 || r.spec.command.empty() || !ExecutesOn(r.gpu)) continue;
+    if (r.state != TaskState::kRunning || r.pid != 0 || !LaunchableLocked(r)) continue;
     pending_launches_[id] = LaunchRequestLocked(r);
     queued = true;
   }
@@ -720,8 +730,16 @@ int Daemon::RequeueGpuLocked(int gpu, const std::string& reason, double now, std
   for (int id : ids) {
     TaskRecord& r = tasks_.at(id);
     if (r.state == TaskState::kRunning && backend_ && ExecutesOn(r.gpu)) backend_->Cancel(id, r.attempts);
-    RequeueTaskLocked(r, reason);
     changed.push_back(id);
+    if (!r.spec.pod.empty()) {
+      // A pod cannot move: it is deleted (above) and its controller recreates it, which
+      // kube-scheduler places anew through the extender.
+      RemoveFromGpuLocked(r);
+      FinishLocked(r, TaskState::kCancelled, -1, now);
+      r.reason = reason + "; its pod was deleted";
+      continue;
+    }
+    RequeueTaskLocked(r, reason);
   }
   if (g.reservation) {
     auto it = tasks_.find(g.reservation->task_id);
@@ -729,7 +747,6 @@ int Daemon::RequeueGpuLocked(int gpu, const std::string& reason, double now, std
     g.reservation.reset();
   }
   metrics_.CountRequeued(static_cast<int>(ids.size()));
-  (void)now;
   return static_cast<int>(ids.size());
 }
 
@@ -820,6 +837,8 @@ std::vector<GpuView> Daemon::Gpus() const {
     v.id = g.id;
     v.node = g.node;
     v.index = g.index;
+    v.label = cluster_.GpuLabel(g.id);
+    v.mig_profile = g.mig_profile;
     v.type = cluster_.types[g.type].name;
     v.failed = failed_gpus_.count(g.id) > 0;
     v.running = static_cast<int>(s.running.size());
@@ -838,7 +857,7 @@ std::vector<GpuView> Daemon::Gpus() const {
     } else {
       v.memory_used_mib = v.memory_hase_mib;
     }
-    if (load_) v.live = load_->table().Get({g.node, g.index}, now);
+    if (load_) v.live = LiveObservation(load_->table(), cluster_, mig_decls_, g.id, now);
     v.load_used = live_[g.id].load_used;
     v.background_sm = s.background.EffectiveSmActive();
     v.projected_finish_s = state_.finish_ms.empty() ? 0 : ToS(state_.finish_ms[g.id]);
@@ -1158,10 +1177,30 @@ Result<Advice> Daemon::Advise(const TaskSpec& submitted) const {
 }
 
 Result<TaskRecord> Daemon::BindExternal(const TaskSpec& spec, const std::string& node) {
+  if (!backend_ || !backend_->RunsPods()) {
+    return Status::InvalidArgument("hase was started without --kube-api, so it cannot bind pods", "",
+                                   "give --kube-api (a kubectl proxy URL or in-cluster), or drop bindVerb from the "
+                                   "extender configuration");
+  }
   {
     bool known = false;
     for (const sched::Gpu& g : cluster_.gpus) known = known || g.node == node;
     if (!known) return Status::NotFound("no node '" + node + "' in the cluster");
+  }
+  sched::Task t;
+  {
+    TaskRecord probe;
+    probe.spec = spec;
+    t = probe.ToSchedTask();
+  }
+  const std::vector<double> completion = PredictCompletion(t);
+  int best = -1;
+  for (const sched::Gpu& g : cluster_.gpus) {
+    if (g.node == node && std::isfinite(completion[g.id]) && (best < 0 || completion[g.id] < completion[best])) best = g.id;
+  }
+  if (best < 0) {
+    return Status::InvalidArgument(fmt::format("no GPU of node {} can host {} now (memory, failed GPUs)", node, spec.model),
+                                   "", "kube-scheduler retries the pod; its filter step now excludes the node");
   }
   HASE_ASSIGN_OR_RETURN(TaskStore::Inserted ins, store_->Insert(spec, Now()));
   if (!ins.created) {
@@ -1170,43 +1209,69 @@ Result<TaskRecord> Daemon::BindExternal(const TaskSpec& spec, const std::string&
     return ins.record;
   }
   metrics_.CountSubmitted();
-  sched::Task t = ins.record.ToSchedTask();
-  std::vector<double> completion = PredictCompletion(t);
-  std::lock_guard<std::mutex> lock(mu_);
-  TaskRecord& r = tasks_[ins.record.id] = ins.record;
-  int best = -1;
-  for (const sched::Gpu& g : cluster_.gpus) {
-    if (g.node == node && std::isfinite(completion[g.id]) && (best < 0 || completion[g.id] < completion[best])) best = g.id;
+  t = ins.record.ToSchedTask();
+  LaunchRequest request;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    TaskRecord& r = tasks_[ins.record.id] = ins.record;
+    const double now = Now();
+    state_.now_ms = ToMs(now);
+    sched::CycleState cycle = CycleForLocked(t);
+    sched::Decision dec;
+    dec.kind = sched::Decision::Kind::kBind;
+    dec.gpu = best;
+    dec.start_ms = ToMs(now);
+    dec.end_ms = ToMs(completion[best]);
+    policy_->Commit(t, dec, cycle, state_);
+    const sched::Gpu& gpu = cluster_.gpus[best];
+    r.gpu = best;
+    r.node = gpu.node;
+    r.gpu_index = gpu.index;
+    r.placed_s = r.started_s = now;
+    r.predicted_start_s = now;
+    r.predicted_end_s = completion[best];
+    r.predicted_isolated_ms = cycle.profile[gpu.type].ok() ? cycle.profile[gpu.type]->isolated_ms : 0;
+    r.attempts = 1;
+    r.state = TaskState::kRunning;
+    binding_.insert(r.id);  // the pass thread must not bind it too
+    request = LaunchRequestLocked(r);
+    // Journalled before the binding (backend.h's contract): after a kill -9, Recover finds the
+    // pod bound (watched) or not (bound then).
+    if (Status st = PersistLocked({r.id}); !st.ok()) {
+      binding_.erase(r.id);
+      RemoveFromGpuLocked(r);
+      tasks_.erase(r.id);
+      (void)store_->Erase(ins.record.id);
+      return st;
+    }
   }
-  const double now = Now();
-  if (best < 0) {
-    // Kubernetes placed it anyway; keep the record honest rather than pretend a GPU.
-    r.reason = "bound by kube-scheduler to " + node + ", where hase predicts no GPU can host it";
-    queue_.insert(KeyOf(r));
+  Result<int64_t> handle = backend_->Launch(request);  // the v1.Binding, outside the lock
+  std::lock_guard<std::mutex> lock(mu_);
+  binding_.erase(request.task_id);
+  auto it = tasks_.find(request.task_id);
+  if (it == tasks_.end()) return Status::Internal("task " + std::to_string(request.task_id) + " vanished while binding");
+  TaskRecord& r = it->second;
+  if (!handle.ok()) {
+    // Nothing ran and the pod is still pending: no phantom load, no journal row.
+    const int gpu = r.gpu;
+    std::vector<int64_t> changed;
+    RemoveFromGpuLocked(r);
+    tasks_.erase(it);
+    unsynced_.erase(request.task_id);
+    (void)store_->Erase(request.task_id);
+    PromoteLocked(gpu, Now(), changed);
+    (void)PersistLocked(changed);
+    LaunchLocked(changed);
     dirty_ = true;
     cv_.notify_all();
-    HASE_RETURN_IF_ERROR(PersistLocked({r.id}));
-    return r;
+    return handle.status();
   }
-  state_.now_ms = ToMs(now);
-  sched::CycleState cycle = CycleForLocked(t);
-  sched::Decision dec;
-  dec.kind = sched::Decision::Kind::kBind;
-  dec.gpu = best;
-  dec.start_ms = ToMs(now);
-  dec.end_ms = ToMs(completion[best]);
-  policy_->Commit(t, dec, cycle, state_);
-  const sched::Gpu& gpu = cluster_.gpus[best];
-  r.gpu = best;
-  r.node = gpu.node;
-  r.gpu_index = gpu.index;
-  r.placed_s = r.started_s = now;
-  r.predicted_start_s = now;
-  r.predicted_end_s = completion[best];
-  r.predicted_isolated_ms = cycle.profile[gpu.type].ok() ? cycle.profile[gpu.type]->isolated_ms : 0;
-  r.attempts = 1;
-  r.state = TaskState::kRunning;  // the kubelet starts the pod; hase does not run it
-  HASE_RETURN_IF_ERROR(PersistLocked({r.id}));
+  if (r.state == TaskState::kRunning && r.attempts == request.attempt) {
+    r.pid = *handle;
+    (void)PersistLocked({r.id});
+  } else if (r.state == TaskState::kCancelled) {
+    backend_->Cancel(request.task_id, request.attempt);  // cancelled while binding
+  }
   return r;
 }
 

@@ -79,6 +79,7 @@
 #include "hase/sched/policy.h"
 #include "hase/service/backend.h"
 #include "hase/service/metrics.h"
+#include "hase/service/mig_telemetry.h"
 #include "hase/service/task_record.h"
 #include "hase/service/task_store.h"
 #include "hase/telemetry/load_source.h"
@@ -146,7 +147,9 @@ struct PlacementWhy {
 struct GpuView {
   int id = 0;
   std::string node;
-  int index = 0;
+  int index = 0;          // physical GPU index on the node (a MIG instance: its GPU's)
+  std::string label;      // Cluster::GpuLabel: "node/0", "node/0/mig2-1g.5gb"
+  std::string mig_profile;  // MIG instance: its profile, "1g.5gb"; "" = whole GPU
   std::string type;
   bool failed = false;
   int running = 0, queued = 0;
@@ -243,10 +246,13 @@ class Daemon {
   // InvalidArgument for a model no GPU type can predict (as Submit), NotFound when no GPU can
   // host it now (too little memory everywhere, failed GPUs).
   Result<Advice> Advise(const TaskSpec& spec) const;
-  // Records a placement decided by kube-scheduler: a running task on the best GPU of `node`.
-  // Idempotent by spec.key. Errors: NotFound (node), InvalidArgument (nothing fits there).
-  // The kubelet starts the pod; no backend launches it (a Kubernetes binder backend would,
-  // see backend.h).
+  // Places a pod kube-scheduler asked hase to bind to `node`: on the node's GPU with the
+  // earliest predicted completion, journalled as running, then started through the backend
+  // (KubeBackend: the v1.Binding), outside the lock; the caller waits for the answer.
+  // Idempotent by spec.key (a second call returns the task as it is). Errors: NotFound (node),
+  // InvalidArgument (no GPU of the node can host it now; no pod backend: started without
+  // --kube-api), and the backend's error when the binding fails, in which case nothing stays
+  // journalled (the pod is still pending; kube-scheduler retries it).
   Result<TaskRecord> BindExternal(const TaskSpec& spec, const std::string& node);
 
   const sched::Cluster& cluster() const { return cluster_; }
@@ -297,6 +303,9 @@ class Daemon {
   Result<sched::TaskProfile> ProfileOnLocked(const TaskRecord& r, int gpu) const;  // requires mu_
   sched::CycleState CycleForLocked(const sched::Task& t) const;                    // requires mu_
   bool ExecutesOn(int gpu) const;
+  // Whether the backend starts `r` (a command, or a pod with a pod backend) and no
+  // BindExternal is binding it right now. Requires mu_.
+  bool LaunchableLocked(const TaskRecord& r) const;
   // Predicted completion of `t` on every GPU now (wall s, +inf where it cannot run).
   std::vector<double> CompletionsLocked(const sched::Task& t, const sched::CycleState& cycle) const;  // requires mu_
   // Before Commit of a bind: completions on every GPU with the state as the policy saw it.
@@ -313,6 +322,7 @@ class Daemon {
 
   // Fixed at construction.
   const sched::Cluster cluster_;
+  const MigDeclarations mig_decls_;  // DeclaredMigInstances(cluster_)
   const std::shared_ptr<const sched::LatencyOracle> oracle_;
   const DaemonOptions options_;
   const telemetry::LoadSource* const load_;  // may be null
@@ -345,6 +355,7 @@ class Daemon {
   };
   std::vector<LiveGpu> live_;                       // guarded by mu_, per GPU
   std::map<int64_t, PlacementWhy> why_;             // guarded by mu_, placed tasks
+  std::set<int64_t> binding_;  // guarded by mu_: pods BindExternal is binding now
   std::map<int64_t, LaunchRequest> pending_launches_;  // guarded by mu_: journalled running, not launched
   bool dirty_ = true;                               // guarded by mu_: a pass is due
   bool stop_ = false;                               // guarded by mu_

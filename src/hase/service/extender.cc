@@ -166,7 +166,7 @@ Result<TaskSpec> TaskSpecFromPod(const json& pod) {
   if (gpumem > 0) body["memory_mib"] = gpumem;
   body["name"] = name;
   body["pod"] = ns + "/" + name;
-  body["key"] = "k8s:" + PodKey(pod);
+  body["key"] = std::string(kPodKeyPrefix) + PodKey(pod);
   Result<TaskSpec> s = TaskSpecFromJson(body);
   if (!s.ok()) return s.status().WithContext("pod " + ns + "/" + name + " annotations");
   return s;
@@ -273,21 +273,6 @@ Result<json> Extender::Prioritize(std::string_view body) {
   return out;
 }
 
-Extender::Extender(Daemon& daemon, ExtenderOptions options) : daemon_(daemon), options_(std::move(options)) {
-  if (options_.api_server.empty()) {
-    kube_error_ = Status::InvalidArgument("hase was started without --kube-api, so it cannot bind pods",
-                                          "give --kube-api (a kubectl proxy URL or in-cluster), or drop bindVerb "
-                                          "from the extender configuration");
-    return;
-  }
-  Result<KubeClient> c = KubeClient::Create({options_.api_server, options_.token_file, options_.ca_file, options_.timeout_s});
-  if (c.ok()) {
-    kube_.emplace(std::move(c).value());
-  } else {
-    kube_error_ = c.status();
-  }
-}
-
 Result<json> Extender::Bind(std::string_view body) {
   HASE_ASSIGN_OR_RETURN(json args, ParseRequestJson(body, "bind body"));
   if (!args.is_object()) return Status::InvalidArgument("bind body must be a JSON object, not " + DescribeJsonValue(args));
@@ -316,46 +301,12 @@ Result<json> Extender::Bind(std::string_view body) {
     if (r->node == node) return json{{"Error", ""}};
     return json{{"Error", fmt::format("hase: pod {}/{} is already bound to {}", ns, name, r->node)}};
   }
-  if (!kube_) return json{{"Error", "hase: " + kube_error_.ToString()}};
-  return BindOnApiServer(*spec, ns, name, uid, node);
-}
-
-Result<json> Extender::BindOnApiServer(const TaskSpec& spec, const std::string& ns, const std::string& name,
-                                       const std::string& uid, const std::string& node) {
-  auto record = [&]() -> json {
-    Result<TaskRecord> r = daemon_.BindExternal(spec, node);
-    if (!r.ok()) return json{{"Error", "hase: the pod is bound but hase could not record it: " + r.status().ToString()}};
-    return json{{"Error", ""}};
-  };
-  std::string last = "no answer";
-  for (int attempt = 0; attempt < std::max(1, options_.bind_attempts); ++attempt) {
-    Result<BindOutcome> out = kube_->Bind(ns, name, uid, node);
-    if (!out.ok()) return json{{"Error", "hase: " + out.status().ToString()}};
-    if (*out == BindOutcome::kBound) return record();
-    // 409 or no answer: the pod says whether (and where) it is bound.
-    Result<json> pod = kube_->GetPod(ns, name);
-    if (!pod.ok()) {
-      last = pod.status().ToString();
-      if (*out == BindOutcome::kConflict || pod.status().IsNotFound()) break;
-      continue;
-    }
-    const json& p = *pod;
-    const std::string bound_to = p.contains("spec") && p["spec"].is_object() && p["spec"].contains("nodeName") &&
-                                         p["spec"]["nodeName"].is_string()
-                                     ? p["spec"]["nodeName"].get<std::string>()
-                                     : "";
-    const std::string pod_uid = p.contains("metadata") && p["metadata"].is_object() && p["metadata"].contains("uid") &&
-                                        p["metadata"]["uid"].is_string()
-                                    ? p["metadata"]["uid"].get<std::string>()
-                                    : "";
-    if (!uid.empty() && !pod_uid.empty() && pod_uid != uid) {
-      return json{{"Error", fmt::format("hase: pod {}/{} now has UID {} (the pod hase filtered is gone)", ns, name, pod_uid)}};
-    }
-    if (bound_to == node) return record();
-    if (!bound_to.empty()) return json{{"Error", fmt::format("hase: pod {}/{} is already bound to {}", ns, name, bound_to)}};
-    last = *out == BindOutcome::kConflict ? "409 Conflict but the pod has no node" : "no answer from the API server";
+  for (const auto& [what, value] : {std::pair<const char*, const std::string&>{"namespace", ns}, {"pod name", name}, {"node name", node}}) {
+    if (Status st = CheckKubeName(what, value); !st.ok()) return json{{"Error", "hase: " + st.ToString()}};
   }
-  return json{{"Error", fmt::format("hase: binding {}/{} to {} failed: {}", ns, name, node, last)}};
+  Result<TaskRecord> r = daemon_.BindExternal(*spec, node);
+  if (!r.ok()) return json{{"Error", "hase: " + r.status().ToString()}};
+  return json{{"Error", ""}};
 }
 
 }  // namespace hase::service

@@ -23,18 +23,12 @@
 //   score_n = round(10 × (C_best − now) / (C_n − now)),
 // so the fastest node gets 10 and one predicted to take twice as long gets 5.
 // Bind: only pods hase filtered or prioritized (remembered by UID and ns/name) are bound, and
-// only with the UID hase saw. The placement is journalled only after the API server accepted
-// the v1 Binding (KubeClient::Bind), so a refused bind leaves no phantom load:
-//   201                      → journalled as running on the node's best GPU
-//   409 (pod already bound)  → GET the pod: bound to this node with this UID (an earlier try
-//                              whose answer was lost) → success; another node → Error
-//   timeout / no answer      → GET the pod as above; not bound yet → retried, at most
-//                              bind_attempts POSTs in all
-//   anything else            → Error with the API server's message, nothing journalled
+// only with the UID hase saw; the binding itself is Daemon::BindExternal → KubeBackend::Launch
+// (kube_backend.h: 201 / 409 / late answers, nothing journalled when the API server refuses).
 // A retried bind of a pod hase already journalled succeeds without a POST when the node is the
-// same and is an Error naming the node otherwise. Without an API server (--kube-api) every bind
-// is an Error (configure kube-scheduler without bindVerb, or give --kube-api).
-// The pod's end is followed by PodWatcher (pod_watcher.h).
+// same and is an Error naming the node otherwise. Without a pod backend (--kube-api) every
+// bind is an Error (configure kube-scheduler without bindVerb, or give --kube-api).
+// The pod's end is followed by the backend's PodWatcher (pod_watcher.h).
 //
 // Thread-safety: safe for concurrent use.
 #pragma once
@@ -52,14 +46,6 @@
 
 namespace hase::service {
 
-struct ExtenderOptions {
-  std::string api_server;  // KubeClientOptions::api: "http://127.0.0.1:8001" (kubectl proxy),
-                           // "in-cluster", or "" (no binding: /bind answers an Error)
-  double timeout_s = 5.0;  // one API call's connect/read timeout, s
-  std::string token_file;  // bearer token for the API server ("" = none / in-cluster default)
-  std::string ca_file;     // CA bundle for https ("" = system / in-cluster default)
-  int bind_attempts = 3;   // Binding POSTs per bind when the API server does not answer
-};
 
 // The pod's task. NotFound when the pod has no hase.io/model annotation (not hase's);
 // InvalidArgument for a malformed annotation.
@@ -70,7 +56,7 @@ const nlohmann::json* FindCaseInsensitive(const nlohmann::json& obj, std::string
 
 class Extender {
  public:
-  Extender(Daemon& daemon, ExtenderOptions options);
+  explicit Extender(Daemon& daemon) : daemon_(daemon) {}
 
   // Each takes the request body and returns the response body (always a valid JSON answer;
   // errors go into its "Error" field, as kube-scheduler expects). Returns InvalidArgument only
@@ -82,13 +68,7 @@ class Extender {
  private:
   void Remember(const std::string& key, const TaskSpec& spec);
 
-  Result<nlohmann::json> BindOnApiServer(const TaskSpec& spec, const std::string& ns, const std::string& name,
-                                         const std::string& uid, const std::string& node);
-
   Daemon& daemon_;
-  const ExtenderOptions options_;
-  std::optional<KubeClient> kube_;  // absent without api_server (or when it is invalid)
-  Status kube_error_;               // why kube_ is absent
   std::mutex mu_;
   std::map<std::string, TaskSpec> pods_;  // guarded by mu_: pod UID and "ns/name" → task
 };

@@ -126,6 +126,18 @@ Result<json> KubeClient::GetPod(std::string_view ns, std::string_view name) cons
   return pod;
 }
 
+Status KubeClient::DeletePod(std::string_view ns, std::string_view name, std::string_view uid) const {
+  HASE_RETURN_IF_ERROR(CheckKubeName("namespace", ns));
+  HASE_RETURN_IF_ERROR(CheckKubeName("pod name", name));
+  json options = {{"apiVersion", "v1"}, {"kind", "DeleteOptions"}};
+  if (!uid.empty()) options["preconditions"] = {{"uid", uid}};
+  HASE_ASSIGN_OR_RETURN(auto cli, Connect(base_, options_, options_.timeout_s));
+  auto res = cli->Delete(PodPath(ns, name), Dump(options), "application/json");
+  if (!res) return Status::IO(fmt::format("DELETE pod {}/{}: {}", ns, name, httplib::to_string(res.error())));
+  if (res->status == 200 || res->status == 202 || res->status == 404 || res->status == 409) return Status::OK();
+  return Status::IO(fmt::format("DELETE pod {}/{}: {} {}", ns, name, res->status, ApiMessage(*res)));
+}
+
 Result<json> KubeClient::ListPods(std::string_view label_selector) const {
   std::string path = "/api/v1/pods";
   if (!label_selector.empty()) path += "?labelSelector=" + telemetry::UrlEncode(label_selector);

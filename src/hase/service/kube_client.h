@@ -4,6 +4,7 @@
 // Endpoints (Kubernetes API reference, core/v1 Pod):
 //   POST /api/v1/namespaces/{ns}/pods/{name}/binding   v1.Binding      → 201 Created
 //   GET  /api/v1/namespaces/{ns}/pods/{name}            v1.Pod
+//   DELETE /api/v1/namespaces/{ns}/pods/{name}?preconditions… (body v1.DeleteOptions) → 200/202
 //   GET  /api/v1/pods[?labelSelector=…]                 v1.PodList (metadata.resourceVersion)
 //   GET  /api/v1/pods?watch=1&resourceVersion=RV&allowWatchBookmarks=true&timeoutSeconds=N
 //        a stream of newline-separated watch events {"type":"ADDED|MODIFIED|DELETED|BOOKMARK|
@@ -63,6 +64,13 @@ class KubeClient {
 
   // GET one pod. NotFound on 404; IO for other failures.
   Result<nlohmann::json> GetPod(std::string_view ns, std::string_view name) const;
+
+  // DELETEs one pod (graceful: the kubelet sends SIGTERM, then SIGKILL after the pod's grace
+  // period). With `uid` not empty the deletion carries preconditions.uid, so a pod recreated
+  // under the same name is never deleted. OK also when the pod is already gone (404) or has
+  // another UID (409: nothing of ours to delete). Errors: InvalidArgument (bad name), IO with
+  // the API server's status and message otherwise.
+  Status DeletePod(std::string_view ns, std::string_view name, std::string_view uid) const;
 
   // GET /api/v1/pods (all namespaces), optionally with a label selector. Returns the v1.PodList.
   // Errors: IO (with the API server's message), Parse (not a PodList).

@@ -37,15 +37,6 @@ int FailedExitCode(const json& pod) {
   return 1;
 }
 
-// hase's running Kubernetes tasks: journal key "k8s:<uid>" → record.
-std::map<std::string, TaskRecord> RunningPodTasks(const Daemon& d) {
-  std::map<std::string, TaskRecord> out;
-  for (TaskRecord& r : d.List(TaskState::kRunning, 1000000)) {
-    if (r.spec.key.rfind("k8s:", 0) == 0 && !r.spec.pod.empty()) out.emplace(r.spec.key.substr(4), std::move(r));
-  }
-  return out;
-}
-
 }  // namespace
 
 void PodWatcher::Start() {
@@ -77,25 +68,34 @@ void PodWatcher::NoteError(const Status& s) {
   last_error_ = s.ToString();
 }
 
+void PodWatcher::Report(const WatchedPod& w, const TaskEnd& end, const char* what) {
+  ended_.fetch_add(1);
+  spdlog::info("pod {} {}: task {} attempt {} ended", w.pod, what, w.task_id, w.attempt);
+  ended_cb_(w, end);
+}
+
 void PodWatcher::Apply(const std::string& type, const json& pod) {
   if (type != "ADDED" && type != "MODIFIED" && type != "DELETED") return;
   const std::string uid = Str(pod, "metadata", "uid");
   const std::string pod_name = Str(pod, "metadata", "namespace") + "/" + Str(pod, "metadata", "name");
-  for (auto& [task_uid, r] : RunningPodTasks(daemon_)) {
-    const bool same_uid = task_uid == uid;
+  const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  for (const WatchedPod& w : watched_()) {
+    const bool same_uid = w.uid == uid;
     // A pod recreated under the name hase bound (another UID) means the bound one is gone.
-    const bool replaced = !same_uid && r.spec.pod == pod_name && !uid.empty() && type != "DELETED";
+    const bool replaced = !same_uid && w.pod == pod_name && !uid.empty() && type != "DELETED";
     if (!same_uid && !replaced) continue;
     const std::string phase = Str(pod, "status", "phase");
-    const bool gone = type == "DELETED" || replaced;
-    if (!gone && phase != "Succeeded" && phase != "Failed") continue;
-    Result<TaskRecord> done = gone                   ? daemon_.Cancel(r.id)
-                              : phase == "Succeeded" ? daemon_.Complete(r.id, 0)
-                                                     : daemon_.Complete(r.id, FailedExitCode(pod));
-    if (done.ok()) {
-      ended_.fetch_add(1);
-      spdlog::info("pod {} ({}): task {} {}", pod_name, type == "DELETED" ? "deleted" : replaced ? "replaced" : phase,
-                   r.id, TaskStateName(done->state));
+    TaskEnd end;
+    end.ended_s = now;
+    if (type == "DELETED" || replaced) {
+      end.kind = TaskEnd::Kind::kCancelled;
+      end.exit_code = -1;
+      end.reason = replaced ? "pod " + pod_name + " was replaced by another pod of that name" : "pod " + pod_name + " was deleted";
+      Report(w, end, type == "DELETED" ? "deleted" : "replaced");
+    } else if (phase == "Succeeded" || phase == "Failed") {
+      end.exit_code = phase == "Succeeded" ? 0 : FailedExitCode(pod);
+      if (phase == "Failed") end.reason = "pod " + pod_name + " Failed";
+      Report(w, end, phase == "Succeeded" ? "Succeeded" : "Failed");
     }
   }
 }
@@ -104,13 +104,16 @@ Result<std::string> PodWatcher::ResyncOnce() {
   HASE_ASSIGN_OR_RETURN(json list, client_.ListPods(options_.label_selector));
   std::map<std::string, const json*> by_uid;
   for (const json& pod : list["items"]) by_uid[Str(pod, "metadata", "uid")] = &pod;
-  for (auto& [uid, r] : RunningPodTasks(daemon_)) {
-    auto it = by_uid.find(uid);
+  const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  for (const WatchedPod& w : watched_()) {
+    auto it = by_uid.find(w.uid);
     if (it == by_uid.end()) {
-      if (daemon_.Cancel(r.id).ok()) {
-        ended_.fetch_add(1);
-        spdlog::info("pod {} no longer exists: task {} cancelled", r.spec.pod, r.id);
-      }
+      TaskEnd end;
+      end.kind = TaskEnd::Kind::kCancelled;
+      end.exit_code = -1;
+      end.reason = "pod " + w.pod + " no longer exists";
+      end.ended_s = now;
+      Report(w, end, "no longer exists");
     } else {
       Apply("MODIFIED", *it->second);
     }

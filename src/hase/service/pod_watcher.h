@@ -1,31 +1,34 @@
-// PodWatcher: follows the pods hase bound (Kubernetes extender, extender.h) to their end, so
-// their tasks leave `running` and their GPUs' load and projected finishes are released.
+// PodWatcher: follows the pods hase bound (KubeBackend, kube_backend.h) to their end and reports
+// each end, so their tasks leave `running` and their GPUs' load and projected finishes are
+// released. It knows only the pods it is given (`watched`), never the daemon.
 //
 // Loop: list pods (GET /api/v1/pods, optional label selector), reconcile, then watch from the
 // list's resourceVersion until the watch window ends (or 410 Gone / an error: re-list after a
 // back-off of 1 s doubling to 30 s). The list/watch/re-list pattern is client-go's Reflector.
-// Reconciling a task of a pod hase bound (journal key "k8s:<pod UID>", spec.pod = "ns/name"):
-//   status.phase Succeeded                  → succeeded (exit code 0)
-//   status.phase Failed                     → failed, exit code = the first non-zero
+// Reconciling one watched pod (uid, "ns/name") → the TaskEnd reported through `ended`:
+//   status.phase Succeeded                  → kExited, exit code 0
+//   status.phase Failed                     → kExited, exit code = the first non-zero
 //                                             containerStatuses[].state.terminated.exitCode,
 //                                             else 1
-//   DELETED event, or absent from a full list → cancelled (the pod is gone; nothing runs)
-//   a pod with that name but another UID     → the old pod is gone: cancelled
-// Pending/Running/Unknown leave the task running. Tasks of other origins are never touched.
+//   DELETED event, or absent from a full list → kCancelled (the pod is gone; nothing runs)
+//   a pod with that name but another UID     → the old pod is gone: kCancelled
+// Pending/Running/Unknown report nothing. Pods not in `watched` are never reported.
 //
-// Thread-safety: Start/Stop from one thread; the watcher thread calls only Daemon's public,
-// thread-safe methods.
+// Thread-safety: Start/Stop from one thread; `watched` and `ended` are called on the watcher
+// thread (or the caller's, for ResyncOnce/Apply) and must be thread-safe.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "hase/service/daemon.h"
+#include "hase/service/backend.h"
 #include "hase/service/kube_client.h"
 
 namespace hase::service {
@@ -37,10 +40,21 @@ struct PodWatcherOptions {
   double idle_s = 5;            // a quiet watch is re-opened after this long (bounds Stop()), s
 };
 
+// One pod whose end is awaited: the launch (task_id, attempt) it belongs to.
+struct WatchedPod {
+  int64_t task_id = 0;
+  int attempt = 0;
+  std::string pod;  // "namespace/name"
+  std::string uid;  // metadata.uid
+};
+
 class PodWatcher {
  public:
-  PodWatcher(Daemon& daemon, KubeClient client, PodWatcherOptions options)
-      : daemon_(daemon), client_(std::move(client)), options_(std::move(options)) {}
+  using Watched = std::function<std::vector<WatchedPod>()>;
+  using Ended = std::function<void(const WatchedPod& pod, const TaskEnd& end)>;
+
+  PodWatcher(KubeClient client, PodWatcherOptions options, Watched watched, Ended ended)
+      : client_(std::move(client)), options_(std::move(options)), watched_(std::move(watched)), ended_cb_(std::move(ended)) {}
   ~PodWatcher() { Stop(); }
   PodWatcher(const PodWatcher&) = delete;
   PodWatcher& operator=(const PodWatcher&) = delete;
@@ -51,7 +65,7 @@ class PodWatcher {
   // One list + reconcile, on the caller's thread (tests; the loop does the same). Returns the
   // list's resourceVersion. Errors: as KubeClient::ListPods.
   Result<std::string> ResyncOnce();
-  // Applies one watch event (type ADDED/MODIFIED/DELETED; others ignored) to hase's tasks.
+  // Applies one watch event (type ADDED/MODIFIED/DELETED; others ignored) to the watched pods.
   void Apply(const std::string& type, const nlohmann::json& pod);
 
   // Counters for /metrics and tests.
@@ -63,9 +77,12 @@ class PodWatcher {
   void Loop();
   void NoteError(const Status& s);
 
-  Daemon& daemon_;
+  void Report(const WatchedPod& w, const TaskEnd& end, const char* what);
+
   const KubeClient client_;
   const PodWatcherOptions options_;
+  const Watched watched_;
+  const Ended ended_cb_;
   std::atomic<int64_t> ended_{0}, errors_{0};
   mutable std::mutex mu_;
   std::condition_variable cv_;

@@ -46,6 +46,15 @@ struct TaskSpec {
   std::string runtime;      // predict/runtime_profile.h name; "" = the daemon's --runtime
 };
 
+// Journal keys of pods from the Kubernetes extender: "k8s:<metadata.uid>", or
+// "k8s:<namespace>/<name>" for a pod that has no UID.
+inline constexpr std::string_view kPodKeyPrefix = "k8s:";
+// The pod's metadata.uid from such a key; "" for other keys and for the name form.
+inline std::string PodUidOfKey(const std::string& key) {
+  if (key.rfind(kPodKeyPrefix, 0) != 0 || key.find('/') != std::string::npos) return "";
+  return key.substr(kPodKeyPrefix.size());
+}
+
 struct TaskRecord {
   int64_t id = 0;                 // journal row id, from 1, never reused
   TaskSpec spec;

@@ -187,6 +187,18 @@ Result<TaskStore::Inserted> TaskStore::Insert(const TaskSpec& spec, double now_s
   return Inserted{std::move(r), true};
 }
 
+Status TaskStore::Erase(int64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (fail_writes_for_test_) return FullDiskForTest("erase task " + std::to_string(id));
+  Stmt del;
+  if (sqlite3_prepare_v2(db_, "DELETE FROM tasks WHERE id=?1;", -1, &del.s, nullptr) != SQLITE_OK) {
+    return SqlError(db_, "prepare erase");
+  }
+  sqlite3_bind_int64(del.s, 1, id);
+  if (sqlite3_step(del.s) != SQLITE_DONE) return SqlError(db_, "erase task " + std::to_string(id));
+  return Status::OK();
+}
+
 Status TaskStore::Update(std::span<const TaskRecord> records) {
   if (records.empty()) return Status::OK();
   std::lock_guard<std::mutex> lock(mu_);

@@ -52,6 +52,11 @@ class TaskStore {
   Status Update(std::span<const TaskRecord> records);
   Status Update(const TaskRecord& r) { return Update(std::span<const TaskRecord>(&r, 1)); }
 
+  // Deletes task `id`'s row: only for a task that never took effect (a pod whose binding the
+  // API server refused: nothing ran, and the pod's owner retries it). Not an error when the
+  // row is absent. Errors: IO (SQLite's message).
+  Status Erase(int64_t id);
+
   // A journal row that no longer passes validation (written by an older version, or edited
   // by hand): moved out of `tasks` into table `quarantine` (id, spec, state, reason, moved_s)
   // by the load that found it, so the daemon still starts and nothing is deleted.

@@ -142,11 +142,18 @@ std::string FormatTable(const Report& report, bool with_timing) {
   }
   out += "\nutilisation per GPU type:\n";
   out += fmt::format("{:<13}", "policy");
-  for (const std::string& t : report.gpu_types) out += fmt::format("{:>16}", t);
+  // Columns as wide as their type name (MIG types are long: "A100-SXM4-40GB-MIG-1g.5gb").
+  std::vector<size_t> width;
+  for (const std::string& t : report.gpu_types) {
+    width.push_back(std::max<size_t>(16, t.size() + 2));
+    out += fmt::format("{:>{}}", t, width.back());
+  }
   out += "\n";
   for (const PolicyReport& p : report.policies) {
     out += fmt::format("{:<13}", p.policy);
-    for (double u : p.utilisation) out += fmt::format("{:>15.0f}%", 100 * u);
+    for (size_t k = 0; k < p.utilisation.size(); ++k) {
+      out += fmt::format("{:>{}.0f}%", 100 * p.utilisation[k], (k < width.size() ? width[k] : 16) - 1);
+    }
     out += "\n";
   }
   return out;

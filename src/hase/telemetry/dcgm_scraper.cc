@@ -45,7 +45,7 @@ Status DcgmScraper::ScrapeTargetLocked(size_t i, double now) {
         st = Status::Parse("no DCGM GPU series in the response", t.url,
                            "is this a dcgm-exporter /metrics endpoint?");
       } else {
-        gpus = static_cast<int>(g.gpus.size());
+        for (const GpuObservation& o : g.gpus) gpus += o.key.gpu_instance < 0 ? 1 : 0;
         unresolved = ResolveNodes(g.gpus, options_.nodes, t.node, t.url);
         table_.Update(g.gpus);
       }
@@ -107,7 +107,7 @@ TelemetryHealth DcgmScraper::Health() const {
                                       t.consecutive_failures, t.last_error));
     }
   }
-  AddGpuHealth(table_.All(now), options_.stale_after_s, h);
+  AddGpuHealth(table_.All(now), options_.stale_after_s, options_.nodes, h);
   return h;
 }
 

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <chrono>
 #include <iterator>
+#include <set>
 
 #include "hase/telemetry/dcgm_fields.h"
 
@@ -33,6 +34,7 @@ GroupResult GroupDcgmSamples(std::span<const PromSample> samples, std::string_vi
     LoadSnapshot load;
     int slices = 1;
     unsigned mask = 0;
+    std::string profile;  // GPU_I_PROFILE
   };
   std::map<GpuKey, std::map<std::string, MigPart>> mig;  // GPU → GPU_I_ID → instance
   std::map<GpuKey, bool> dated;  // a timestamped field has dated the GPU
@@ -75,6 +77,7 @@ GroupResult GroupDcgmSamples(std::span<const PromSample> samples, std::string_vi
     if (is_mig) {
       part = &mig[key][*mig_id];
       if (const std::string* prof = s.Label("GPU_I_PROFILE")) {  // "3g.20gb" → 3 slices
+        if (part->profile.empty()) part->profile = *prof;
         int n = 0;
         auto [p, ec] = std::from_chars(prof->data(), prof->data() + prof->size(), n);
         if (ec == std::errc() && n > 0 && p != prof->data() + prof->size() && *p == 'g') part->slices = n;
@@ -105,9 +108,32 @@ GroupResult GroupDcgmSamples(std::span<const PromSample> samples, std::string_vi
       }
     }
   }
-  // Fold MIG instances into their GPU (see the header).
+  // Each MIG instance as an observation of its own, then folded into its GPU (see the header).
+  std::vector<GpuObservation> instances;
   for (auto& [key, parts] : mig) {
     GpuObservation& o = by_key.at(key);
+    for (const auto& [id, p] : parts) {
+      GpuObservation inst;
+      inst.key = key;
+      int gi = -1;
+      auto [ptr, ec] = std::from_chars(id.data(), id.data() + id.size(), gi);
+      if (ec != std::errc() || ptr != id.data() + id.size() || gi < 0) {
+        warn("GPU_I_ID '" + id + "' of " + key.host + " gpu " + std::to_string(key.index) +
+             " is not a non-negative integer: instance skipped");
+        continue;
+      }
+      inst.key.gpu_instance = gi;
+      inst.uuid = o.uuid;
+      inst.model_name = o.model_name;
+      inst.gpu_type = o.gpu_type;
+      inst.host_label = o.host_label;
+      inst.sample_time_s = o.sample_time_s;
+      inst.load = p.load;
+      inst.mig_profile = p.profile;
+      inst.field_mask = p.mask;
+      for (unsigned m = p.mask; m; m &= m - 1) ++inst.fields;
+      instances.push_back(std::move(inst));
+    }
     o.mig_instances = static_cast<int>(parts.size());
     int total_slices = 0;
     for (const auto& [id, p] : parts) total_slices += p.slices;
@@ -149,13 +175,29 @@ GroupResult GroupDcgmSamples(std::span<const PromSample> samples, std::string_vi
       }
     }
   }
-  out.gpus.reserve(by_key.size());
+  out.gpus.reserve(by_key.size() + instances.size());
   for (auto& [k, o] : by_key) out.gpus.push_back(std::move(o));
+  for (GpuObservation& i : instances) out.gpus.push_back(std::move(i));
+  std::sort(out.gpus.begin(), out.gpus.end(),
+            [](const GpuObservation& a, const GpuObservation& b) { return a.key < b.key; });
   return out;
 }
 
 void GpuLoadTable::Update(std::span<const GpuObservation> gpus) {
   std::lock_guard<std::mutex> lock(mu_);
+  // A GPU read again drops the MIG instances this read no longer has (MIG reconfigured): one
+  // read carries all of a GPU's instances.
+  std::set<GpuKey> fresh;
+  for (const GpuObservation& g : gpus) fresh.insert(g.key);
+  for (const GpuObservation& g : gpus) {
+    if (g.key.gpu_instance >= 0) continue;
+    auto whole = gpus_.find(g.key);
+    if (whole != gpus_.end() && g.sample_time_s < whole->second.sample_time_s) continue;  // older read
+    for (auto it = gpus_.upper_bound(g.key); it != gpus_.end() && it->first.host == g.key.host &&
+                                              it->first.index == g.key.index;) {
+      it = fresh.count(it->first) ? std::next(it) : gpus_.erase(it);
+    }
+  }
   for (const GpuObservation& g : gpus) {
     auto it = gpus_.find(g.key);
     if (it == gpus_.end()) {
@@ -178,13 +220,26 @@ std::optional<GpuObservation> GpuLoadTable::Get(const GpuKey& key, double now_s)
 std::optional<GpuObservation> GpuLoadTable::GetByUuid(std::string_view uuid, double now_s) const {
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& [k, g] : gpus_) {
-    if (g.uuid == uuid) {
+    if (g.uuid == uuid && k.gpu_instance < 0) {
       GpuObservation o = g;
       o.load.age_s = std::max(0.0, now_s - o.sample_time_s);
       return o;
     }
   }
   return std::nullopt;
+}
+
+std::vector<GpuObservation> GpuLoadTable::Instances(const std::string& host, int index,
+                                                    double now_s) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<GpuObservation> out;
+  // Keys order by (host, index, gpu_instance): the whole GPU (-1), then its instances.
+  for (auto it = gpus_.upper_bound(GpuKey{host, index, -1});
+       it != gpus_.end() && it->first.host == host && it->first.index == index; ++it) {
+    out.push_back(it->second);
+    out.back().load.age_s = std::max(0.0, now_s - it->second.sample_time_s);
+  }
+  return out;
 }
 
 std::vector<GpuObservation> GpuLoadTable::All(double now_s) const {

@@ -7,12 +7,16 @@
 // so it can also be looked up by UUID. Sources map the host label to a cluster node afterwards
 // (node_map.h).
 //
-// MIG. Series with a non-empty `GPU_I_ID` label describe one MIG instance of GPU `gpu`. hase
-// schedules whole GPUs, so instances are folded into their GPU (mig_instances counts them) for
-// every field the whole GPU did not report itself: activity ratios are weighted by the
-// instance's compute slices (the N of `GPU_I_PROFILE` "Ng.…", 1 when absent) out of
-// max(7, Σ slices) — A100/H100 have 7 — and summed; FB_USED/FB_FREE are summed; GPU_UTIL and
-// SM_CLOCK take the largest instance value.
+// MIG. Series with a non-empty `GPU_I_ID` label describe one MIG instance of GPU `gpu`
+// (dcgm-exporter adds GPU_I_ID and GPU_I_PROFILE, e.g. "1g.5gb", to every series of an
+// instance). Each instance becomes an observation of its own, keyed {host, gpu, GPU_I_ID} with
+// mig_profile set, for clusters that schedule the instances (sched::Gpu::is_mig,
+// docs/scheduler.md "MIG"; matched by MatchMigInstances, mig_match.h). The whole GPU's
+// observation {host, gpu} also gets the instances folded in (mig_instances counts them), for
+// clusters that declare the GPU whole: for every field the whole GPU did not report itself,
+// activity ratios are weighted by the instance's compute slices (the N of `GPU_I_PROFILE`
+// "Ng.…", 1 when absent) out of max(7, Σ slices) — A100/H100 have 7 — and summed;
+// FB_USED/FB_FREE are summed; GPU_UTIL and SM_CLOCK take the largest instance value.
 //
 // Ages: a snapshot's age is `now - sample time`, where the sample time is the series'
 // timestamp when the exposition line had one (ms since the epoch, the oldest of the GPU's
@@ -38,8 +42,9 @@
 namespace hase::telemetry {
 
 struct GpuKey {
-  std::string host;  // node name
-  int index = 0;     // DCGM `gpu` label: the device index on its node
+  std::string host;       // node name
+  int index = 0;          // DCGM `gpu` label: the device index on its node
+  int gpu_instance = -1;  // DCGM `GPU_I_ID` of a MIG instance; -1 = the whole GPU
   auto operator<=>(const GpuKey&) const = default;
 };
 
@@ -58,7 +63,8 @@ struct GpuObservation {
   double sample_time_s = 0;  // wall seconds since the epoch (see file comment)
   int fields = 0;            // number of kDcgmLoadFields stored (blank values do not count)
   unsigned field_mask = 0;   // bit i set: kDcgmLoadFields[i] stored
-  int mig_instances = 0;     // MIG instances folded in (0: a whole GPU)
+  int mig_instances = 0;     // whole GPU: MIG instances folded in (0: not partitioned)
+  std::string mig_profile;   // MIG instance (key.gpu_instance >= 0): GPU_I_PROFILE, "1g.5gb"
 };
 
 struct GroupResult {
@@ -80,14 +86,19 @@ class GpuLoadTable {
   GpuLoadTable(const GpuLoadTable&) = delete;
   GpuLoadTable& operator=(const GpuLoadTable&) = delete;
 
-  // Replaces the observation of each GPU in `gpus` if it is not older than the stored one.
+  // Replaces the observation of each GPU in `gpus` if it is not older than the stored one. A
+  // whole GPU's observation also removes that GPU's stored MIG instances absent from `gpus`
+  // (an instance destroyed or re-created under another GPU_I_ID).
   void Update(std::span<const GpuObservation> gpus);
 
   // The observation of one GPU with load.age_s = max(0, now_s - sample_time_s); std::nullopt
   // when never seen.
   std::optional<GpuObservation> Get(const GpuKey& key, double now_s) const;
+  // The whole GPU with that UUID (MIG instances share their GPU's UUID and are skipped).
   std::optional<GpuObservation> GetByUuid(std::string_view uuid, double now_s) const;
-  // Every GPU seen, sorted by key, ages filled as in Get().
+  // The MIG instance observations of GPU (host, index), by GPU_I_ID; ages as in Get().
+  std::vector<GpuObservation> Instances(const std::string& host, int index, double now_s) const;
+  // Every GPU and MIG instance seen, sorted by key (a GPU before its instances), ages as in Get().
   std::vector<GpuObservation> All(double now_s) const;
 
  private:

@@ -6,10 +6,11 @@
 // reads only table() and Health(); Start/Stop run the source's background refresh.
 //
 // Health. `degraded` is true when the table cannot be trusted (a target or query failing,
-// stale GPUs, GPUs whose node is unknown, nothing read yet); `reasons` says why, one line
-// each. `notes` lists inputs that are missing but have a documented fallback (SM_ACTIVE off →
-// GR_ENGINE_ACTIVE; MIG instances folded into their GPU): true, worth showing on /healthz,
-// not a degradation.
+// stale GPUs, GPUs whose node is unknown, nothing read yet, an input hase needs and has no
+// fallback for missing, MIG series the cluster file does not declare); `reasons` says why,
+// one line each, naming the field and the GPUs. `notes` lists inputs that are missing but
+// have a documented fallback (SM_ACTIVE off → GR_ENGINE_ACTIVE; MIG instances folded into a
+// GPU the cluster declares whole): true, worth showing on /healthz, not a degradation.
 //
 // Thread-safety: implementations are safe for concurrent use.
 #pragma once
@@ -19,6 +20,7 @@
 
 #include "hase/base/status.h"
 #include "hase/telemetry/gpu_load_table.h"
+#include "hase/telemetry/node_map.h"
 
 namespace hase::telemetry {
 
@@ -56,15 +58,31 @@ class LoadSource {
   virtual std::string Kind() const = 0;
 };
 
-// Notes on fields no GPU in `gpus` reported (by DCGM metric name, with the fallback used),
-// e.g. "telemetry: DCGM_FI_PROF_SM_ACTIVE not reported by 3 of 3 GPUs (first a/0): fallback in
-// use: GR_ENGINE_ACTIVE, else GPU_UTIL". Appends a reason (degraded) instead when a GPU
-// reports no SM activity field at all. SM_CLOCK and PIPE_TENSOR_ACTIVE are not needed.
-void AddFieldHealth(const std::vector<GpuObservation>& gpus, TelemetryHealth& health);
+// Field and MIG health of the GPUs hase uses (whole GPUs the cluster declares whole, MIG
+// instances it declares, matched as in mig_match.h; `map.mig` empty: every GPU whole).
+//
+// Fields, by what dcgm-exporter's default counters enable (NVIDIA/dcgm-exporter
+// etc/default-counters.csv, "DCP metrics": GR_ENGINE_ACTIVE, PIPE_TENSOR_ACTIVE, DRAM_ACTIVE on,
+// SM_ACTIVE and SM_OCCUPANCY commented out; GPU_UTIL, FB_FREE, FB_USED, SM_CLOCK on):
+//   reasons (degraded) naming the field and the GPUs (up to 8, then a count):
+//     DRAM_ACTIVE missing (default-on; without it DRAM contention is taken as 0);
+//     both SM_ACTIVE and GR_ENGINE_ACTIVE missing (GR_ENGINE_ACTIVE is default-on; GPU_UTIL, a
+//       time share, or nothing stands in);
+//     both FB_USED and FB_FREE missing (default-on; memory hase did not place is invisible);
+//   notes (a fallback in use): SM_ACTIVE (→ GR_ENGINE_ACTIVE), SM_OCCUPANCY (→ 0.5 × SM
+//     activity), FB_USED alone (→ FB_FREE), FB_FREE alone (→ FB_USED).
+// MIG: a note for a GPU with instance series the cluster declares whole (folded, today's
+// behaviour); a reason for each instance series the cluster does not declare on a GPU it
+// partitions, for each declared instance without series, and for a partitioned GPU with no
+// instance series at all. PIPE_TENSOR_ACTIVE and SM_CLOCK are not needed.
+void AddFieldHealth(const std::vector<GpuObservation>& gpus, TelemetryHealth& health,
+                    const NodeMap& map = {});
 
-// What every load source's Health adds for its GPUs: AddFieldHealth, the oldest reading
-// (max_age_s) and a reason per GPU whose reading is older than `stale_after_s` s ("telemetry:
-// a gpu 0 stale (12.3 s old > 10 s)"); then degraded = any reason.
-void AddGpuHealth(const std::vector<GpuObservation>& gpus, double stale_after_s, TelemetryHealth& health);
+// What every load source's Health adds for its GPUs: AddFieldHealth (with `map`), the oldest
+// reading (max_age_s) and a reason per whole GPU whose reading is older than `stale_after_s` s
+// ("telemetry: a gpu 0 stale (12.3 s old > 10 s)"; a MIG instance is dated as its GPU); then
+// degraded = any reason.
+void AddGpuHealth(const std::vector<GpuObservation>& gpus, double stale_after_s, const NodeMap& map,
+                  TelemetryHealth& health);
 
 }  // namespace hase::telemetry

@@ -23,6 +23,7 @@ std::vector<std::string> ResolveNodes(std::vector<GpuObservation>& gpus, const N
       g.key.host = std::string(target_node);
       continue;
     }
+    if (g.key.gpu_instance >= 0) continue;  // its GPU's line says it
     unresolved.push_back(fmt::format(
         "telemetry: Hostname '{}' (gpu {}{}{}) from {} matches no cluster node: its load is not "
         "used; name the node with --dcgm URL=NODE or --gpu-node UUID=NODE",

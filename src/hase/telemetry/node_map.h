@@ -20,16 +20,20 @@
 #include <vector>
 
 #include "hase/telemetry/gpu_load_table.h"
+#include "hase/telemetry/mig_match.h"
 
 namespace hase::telemetry {
 
 struct NodeMap {
   std::set<std::string> nodes;                      // cluster node names; empty: accept any
   std::map<std::string, std::string> uuid_to_node;  // "GPU-…" → node
+  // MIG instances the cluster file declares, by (node, GPU index), in file order; a GPU
+  // absent here is declared whole (its instances' series fold into it). Health reads it.
+  std::map<std::pair<std::string, int>, std::vector<MigInstanceDecl>> mig;
 };
 
 // Rewrites key.host of each observation as above (host_label keeps the label). Returns one
-// line per GPU left unresolved, naming the label, the GPU and `source` (a URL), with a hint.
+// line per GPU left unresolved (MIG instance observations follow their GPU, not listed again), naming the label, the GPU and `source` (a URL), with a hint.
 std::vector<std::string> ResolveNodes(std::vector<GpuObservation>& gpus, const NodeMap& map,
                                       std::string_view target_node, std::string_view source);
 

@@ -47,7 +47,8 @@ Status PromLoadSource::RefreshOnce() {
     health_.last_error.clear();
     health_.last_success_s = now;
     health_.consecutive_failures = 0;
-    health_.gpus = static_cast<int>(got->size());
+    health_.gpus = 0;
+    for (const GpuObservation& o : *got) health_.gpus += o.key.gpu_instance < 0 ? 1 : 0;
     unresolved_ = std::move(unresolved);
   } else {
     health_.last_error = st.ToString();
@@ -75,7 +76,7 @@ TelemetryHealth PromLoadSource::Health() const {
     }
     h.reasons.insert(h.reasons.end(), unresolved_.begin(), unresolved_.end());
   }
-  AddGpuHealth(table_.All(now), options_.stale_after_s, h);
+  AddGpuHealth(table_.All(now), options_.stale_after_s, options_.nodes, h);
   return h;
 }
 

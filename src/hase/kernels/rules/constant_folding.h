@@ -8,6 +8,14 @@
 // ReshapeFusion as in ORT, and a chain left in the graph is kept — under ort-cuda marked
 // cpu_placed (kernels/cpu_placement.h). The loader evaluates such chains once dims are bound
 // (graph/shape_values.h), so the shapes downstream are known either way.
+// Mirrors: onnxruntime v1.21.0 onnxruntime/core/optimizer/constant_folding.cc:L134-L345
+//   (ConstantFolding::ApplyImpl: a deterministic node without subgraphs whose inputs are all
+//   constant, L180-L190, is run once on the CPU EP and replaced by initializers, L229-L337),
+//   :L33-L93 (ConstantFoldShapeNode: a Shape whose input dims are all known), :L96-L132 (an If
+//   with a constant condition is inlined; not mirrored); IsOperationDeterministic in
+//   onnxruntime/core/optimizer/utils.cc:L289-L302; registered at level 1 for every EP at
+//   graph_transformer_utils.cc:L236-L237. Pinned tags' text not read (docs/kernels-json.md
+//   "ORT sources").
 #pragma once
 
 #include "hase/kernels/fusion_rule.h"

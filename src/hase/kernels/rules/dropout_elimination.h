@@ -3,6 +3,12 @@
 // all execution providers.
 // Pattern: X → Dropout → Y.  Conditions: the mask output is absent or unused, Y is not a graph
 // output.
+// Mirrors: onnxruntime v1.21.0 onnxruntime/core/optimizer/dropout_elimination.cc:L22-L72
+//   (EliminateDropout::SatisfyCondition: Dropout 1/6/7/10/12/13, CanRemoveNode and the mask
+//   output unused, L71; the ratio checks L29-L65 are training builds only), :L14-L20 (Apply:
+//   graph_utils::RemoveNode); registered as a level-1 rewrite rule for every EP at
+//   graph_transformer_utils.cc:L123. Pinned tags' text not read (docs/kernels-json.md
+//   "ORT sources").
 #pragma once
 
 #include "hase/kernels/fusion_rule.h"

@@ -6,6 +6,12 @@
 // Softsign, Tanh}. Conditions: Gemm in ai.onnx with float input; its output has the activation
 // as lone consumer and is not a graph output. Effect: op_type "FusedGemm", fused_ops {act},
 // attribute activation = act.
+// Mirrors: onnxruntime v1.21.0 onnxruntime/core/optimizer/gemm_activation_fusion.cc:L23-L38
+//   (IsFusableActivation), :L41-L103 (GemmActivationFusion::ApplyImpl: Gemm 7/9/11/13, float
+//   output only at L61, lone consumer on the same EP → FusedGemm); registered at level 2 for the
+//   CPU EP only at graph_transformer_utils.cc:L337. Differs: v1.21.0 also fuses ThresholdedRelu
+//   (and ScaledTanh, ParametricSoftplus), which hase leaves as separate kernels. The pinned
+//   tag's text was not read (docs/kernels-json.md "ORT sources").
 #pragma once
 
 #include "hase/kernels/fusion_rule.h"

@@ -3,6 +3,12 @@
 // all execution providers.
 // Pattern: X → Identity → Y.  Conditions: Y is not a graph output, or X's producer writes X for
 // this Identity alone (then the producer is made to write Y directly).
+// Mirrors: onnxruntime v1.21.0 onnxruntime/core/optimizer/identity_elimination.cc:L63-L102
+//   (EliminateIdentity::SatisfyCondition: CanRemoveNode, or an Identity writing a graph output
+//   whose producer's output feeds it alone and is no graph output itself), :L42-L61 (Apply:
+//   remove, or make the producer write the graph output); registered as a level-1 rewrite rule
+//   for every EP at graph_transformer_utils.cc:L120. Pinned tags' text not read
+//   (docs/kernels-json.md "ORT sources").
 #pragma once
 
 #include "hase/kernels/fusion_rule.h"

@@ -17,6 +17,13 @@ std::optional<PadFound> PadFusion::Match(const graph::Graph& g, graph::NodeId id
   }
   if (child.inputs.empty() || child.inputs[0] != pad.outputs[0]) return std::nullopt;
   if (child.outputs.size() > 1 && !child.outputs[1].empty()) return std::nullopt;
+  // ORT refuses an AveragePool that pads by itself and leaves the padding out of the mean: the
+  // fused pool could not tell its own padding from the Pad's (pad_fusion.cc:L34-L48).
+  if (IsOp(child, "AveragePool") && child.IntAttr("count_include_pad", 0) == 0) {
+    for (int64_t p : child.IntsAttr("pads")) {
+      if (p != 0) return std::nullopt;
+    }
+  }
   auto ap = child.attributes.find("auto_pad");
   if (ap != child.attributes.end() && ap->second.s != "NOTSET" && !ap->second.s.empty()) {
     return std::nullopt;
@@ -65,8 +72,11 @@ RuleEffect PadFusion::Apply(graph::Graph& g, const PadFound& f) const {
   a.kind = graph::Attribute::Kind::kInts;
   a.ints = pads;
   child.attributes["pads"] = a;
-  // Recorded for the list's warnings: MaxPool pads with -inf and AveragePool with
-  // count_include_pad = 0 ignores pads, where the Pad wrote zeros (kernel_list_builder.cc).
+  // The Pad's zeros count in the mean: ORT sets count_include_pad = 1 (pad_fusion.cc:L74-L76),
+  // so the fused AveragePool is exact.
+  if (IsOp(child, "AveragePool")) child.attributes["count_include_pad"] = graph::Attribute::Int(1);
+  // Recorded for the list's warnings: MaxPool pads with -inf where the Pad wrote zeros
+  // (kernel_list_builder.cc).
   child.attributes["fused_pad"] = graph::Attribute::Int(1);
   child.source_nodes.insert(child.source_nodes.begin(), pad_sources.begin(), pad_sources.end());
   std::vector<std::string> ins = child.inputs;

@@ -10,6 +10,13 @@
 // each intermediate (α-Mul output, Sigmoid output) has its successor
 // as lone consumer and is not a graph output. Effect: the Sigmoid node becomes
 // QuickGelu(x){alpha=α} writing the final Mul's output; the Muls are removed.
+// Mirrors: onnxruntime v1.21.0 onnxruntime/core/optimizer/quick_gelu_fusion.cc:L18-L100
+//   (QuickGeluFusion::ApplyImpl: optional Mul 7/13/14 by a scalar float/double/float16 constant
+//   α, L32-L56; Sigmoid 6/13 with one edge, not a graph output, L70-L74; Mul 7/13/14 of its
+//   output and the same x, L80-L86 → QuickGelu{alpha}); registered at level 2 for
+//   CPU/ACL/CUDA/DML/ROCm at graph_transformer_utils.cc:L357. The rule has no type check: the
+//   fp16 difference on the CPU EP comes from Cast insertion before it (see above). Pinned tags'
+//   text not read (docs/kernels-json.md "ORT sources").
 #pragma once
 
 #include "hase/kernels/fusion_rule.h"

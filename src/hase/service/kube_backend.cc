@@ -1,0 +1,209 @@
+#include "hase/service/kube_backend.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+namespace hase::service {
+namespace {
+
+using nlohmann::json;
+
+std::string Field(const json& pod, const char* object, const char* key) {
+  if (!pod.contains(object) || !pod[object].is_object()) return "";
+  const json& o = pod[object];
+  return o.contains(key) && o[key].is_string() ? o[key].get<std::string>() : "";
+}
+
+double NowS() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+TaskEnd Cancelled(std::string reason) {
+  TaskEnd end;
+  end.kind = TaskEnd::Kind::kCancelled;
+  end.exit_code = -1;
+  end.reason = std::move(reason);
+  end.ended_s = NowS();
+  return end;
+}
+
+}  // namespace
+
+std::pair<std::string, std::string> SplitPodName(const std::string& pod) {
+  const size_t slash = pod.find('/');
+  if (slash == std::string::npos) return {"default", pod};
+  return {pod.substr(0, slash), pod.substr(slash + 1)};
+}
+
+Result<std::unique_ptr<KubeBackend>> KubeBackend::Create(KubeBackendOptions options) {
+  HASE_ASSIGN_OR_RETURN(KubeClient client, KubeClient::Create(options.client));
+  return std::unique_ptr<KubeBackend>(new KubeBackend(std::move(client), std::move(options)));
+}
+
+KubeBackend::KubeBackend(KubeClient client, KubeBackendOptions options)
+    : client_(std::move(client)), options_(std::move(options)) {
+  watcher_ = std::make_unique<PodWatcher>(
+      client_, options_.watcher, [this] { return Watched(); },
+      [this](const WatchedPod& pod, const TaskEnd& end) { Ended(pod, end); });
+}
+
+Status KubeBackend::Start(EndCallback on_end, NodeCallback /*on_node*/) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (started_) return Status::OK();
+    started_ = true;
+    on_end_ = std::move(on_end);
+  }
+  watcher_->Start();
+  return Status::OK();
+}
+
+void KubeBackend::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!started_) return;
+    started_ = false;
+  }
+  watcher_->Stop();
+}
+
+std::vector<WatchedPod> KubeBackend::Watched() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<WatchedPod> out;
+  out.reserve(bound_.size());
+  for (const auto& [key, pod] : bound_) out.push_back(pod);
+  return out;
+}
+
+void KubeBackend::Ended(const WatchedPod& pod, const TaskEnd& end) {
+  EndCallback cb;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (bound_.erase({pod.task_id, pod.attempt}) == 0) return;  // reported already
+    cb = on_end_;
+  }
+  if (cb) cb(pod.task_id, pod.attempt, end);
+}
+
+void KubeBackend::Watch(const LaunchRequest& request) {
+  WatchedPod w;
+  w.task_id = request.task_id;
+  w.attempt = request.attempt;
+  w.pod = request.pod;
+  w.uid = request.pod_uid;
+  std::lock_guard<std::mutex> lock(mu_);
+  bound_[{request.task_id, request.attempt}] = std::move(w);
+}
+
+Result<int64_t> KubeBackend::Launch(const LaunchRequest& request) {
+  if (request.pod.empty()) {
+    return Status::InvalidArgument(
+        fmt::format("task {} is not a pod: the kubernetes backend only binds pods kube-scheduler asked hase to place",
+                    request.task_id),
+        "", "run REST tasks with a command through `hase serve --executor` or `--backend slurm`");
+  }
+  const auto [ns, name] = SplitPodName(request.pod);
+  const std::string& uid = request.pod_uid;
+  const std::string& node = request.node;
+  std::string last = "no answer";
+  for (int attempt = 0; attempt < std::max(1, options_.bind_attempts); ++attempt) {
+    HASE_ASSIGN_OR_RETURN(BindOutcome out, client_.Bind(ns, name, uid, node));
+    if (out == BindOutcome::kBound) {
+      Watch(request);
+      return int64_t{1};
+    }
+    // 409 or no answer: the pod says whether (and where) it is bound.
+    Result<json> pod = client_.GetPod(ns, name);
+    if (!pod.ok()) {
+      last = pod.status().ToString();
+      if (out == BindOutcome::kConflict || pod.status().IsNotFound()) break;
+      continue;
+    }
+    const std::string bound_to = Field(*pod, "spec", "nodeName");
+    const std::string pod_uid = Field(*pod, "metadata", "uid");
+    if (!uid.empty() && !pod_uid.empty() && pod_uid != uid) {
+      return Status::InvalidArgument(
+          fmt::format("pod {}/{} now has UID {} (the pod hase filtered is gone)", ns, name, pod_uid));
+    }
+    if (bound_to == node) {
+      Watch(request);
+      return int64_t{1};
+    }
+    if (!bound_to.empty()) {
+      return Status::InvalidArgument(fmt::format("pod {}/{} is already bound to {}", ns, name, bound_to));
+    }
+    last = out == BindOutcome::kConflict ? "409 Conflict but the pod has no node" : "no answer from the API server";
+  }
+  return Status::IO(fmt::format("binding {}/{} to {} failed: {}", ns, name, node, last));
+}
+
+std::vector<Result<Backend::Recovered>> KubeBackend::Recover(const std::vector<LaunchRequest>& requests,
+                                                            const std::vector<int64_t>& /*handles*/) {
+  std::vector<Result<Recovered>> out;
+  out.reserve(requests.size());
+  for (const LaunchRequest& q : requests) {
+    if (q.pod.empty()) {
+      out.push_back(Status::NotFound(fmt::format("task {} is not a pod", q.task_id)));
+      continue;
+    }
+    const auto [ns, name] = SplitPodName(q.pod);
+    Result<json> pod = client_.GetPod(ns, name);
+    Recovered r;
+    r.handle = 1;
+    if (!pod.ok()) {
+      if (!pod.status().IsNotFound()) {
+        // The API server is unreachable: keep watching; the watcher's list settles it.
+        spdlog::warn("kubernetes: cannot read pod {} of task {} at start: {}", q.pod, q.task_id, pod.status().ToString());
+        Watch(q);
+        out.push_back(r);
+        continue;
+      }
+      r.end = Cancelled("pod " + q.pod + " no longer exists");
+      out.push_back(r);
+      continue;
+    }
+    const std::string uid = Field(*pod, "metadata", "uid"), bound_to = Field(*pod, "spec", "nodeName");
+    const std::string phase = Field(*pod, "status", "phase");
+    if (!q.pod_uid.empty() && !uid.empty() && uid != q.pod_uid) {
+      r.end = Cancelled("pod " + q.pod + " was replaced by another pod of that name");
+    } else if (bound_to.empty()) {
+      out.push_back(Status::NotFound("pod " + q.pod + " is not bound yet"));
+      continue;
+    } else if (bound_to != q.node) {
+      r.end = Cancelled(fmt::format("pod {} was bound to {}, not to {} where hase placed it", q.pod, bound_to, q.node));
+    } else if (phase == "Succeeded" || phase == "Failed") {
+      // The watcher reports the exact exit code; at start the phase is enough.
+      TaskEnd end;
+      end.exit_code = phase == "Succeeded" ? 0 : 1;
+      end.reason = phase == "Failed" ? "pod " + q.pod + " Failed" : "";
+      end.ended_s = NowS();
+      r.end = end;
+    } else {
+      Watch(q);
+    }
+    out.push_back(r);
+  }
+  return out;
+}
+
+void KubeBackend::Cancel(int64_t task_id, int attempt) {
+  // The daemon calls this under its own lock and ends the task itself: no callback here, and
+  // the pod leaves the watch first so its DELETED event reports nothing.
+  WatchedPod w;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = bound_.find({task_id, attempt});
+    if (it == bound_.end()) return;
+    w = std::move(it->second);
+    bound_.erase(it);
+  }
+  const auto [ns, name] = SplitPodName(w.pod);
+  if (Status s = client_.DeletePod(ns, name, w.uid); !s.ok()) {
+    spdlog::warn("kubernetes: task {} cancelled but its pod {} was not deleted: {}", task_id, w.pod, s.ToString());
+  }
+}
+
+}  // namespace hase::service
