@@ -192,7 +192,7 @@ TEST(Observability, WhyUsesThePolicysOwnPriceWhenEarliestFinishIsNotChosen) {
   EXPECT_EQ(a100.why_not, "finishes 1.12 s earlier but delays the tasks already there by 2.88 s: costs 1.75 s more");
 
   // Over REST: the same numbers; every alternative costs more or says why it was not priced.
-  Extender extender(*d, ExtenderOptions{"", 1});
+  Extender extender(*d);
   ApiServer api(*d, extender);
   auto port = api.Bind("127.0.0.1", 0);
   ASSERT_TRUE(port.ok());
