@@ -23,6 +23,7 @@
 #include "hase/predict/runtime_profile.h"
 #include "hase/sched/contention_model.h"
 #include "hase/sched/task_limits.h"
+#include "hase/sim/predictor_oracle.h"
 
 namespace hase::cli {
 namespace {
@@ -200,6 +201,18 @@ int Run(const PredictFlags& f) {
   if (!kl.ok()) return Fail(kl.status());
   auto m = PredictModel(*kl, **gpu, *load, opt);
   if (!m.ok()) return Fail(m.status());
+  // The scheduler's fit check (PredictorOracle's memory need against the GPU's memory): a model
+  // that would never be placed on this GPU type is said so, with both figures.
+  const double need_mib = sim::ModelMemoryNeedMib(*kl);
+  const double have_mib = (*gpu)->memory_gib * 1024.0;
+  if (need_mib > have_mib) {
+    std::fprintf(stderr,
+                 "hase predict: warning: %s at batch %lld needs about %.0f MiB of GPU memory, more than the %s's "
+                 "%.0f MiB: it does not fit, and hase serve / simulate would never place it there "
+                 "(estimate: %.0f MiB runtime + fp32 weights + the two largest activations; lower --batch)\n",
+                 f.onnx.c_str(), static_cast<long long>(m->batch), need_mib, (*gpu)->id.c_str(), have_mib,
+                 sim::kRuntimeOverheadMib);
+  }
 
   // Co-located models: each predicted alone on the same GPU, runtime and load, then slowed by
   // the others' demand.
@@ -225,6 +238,8 @@ int Run(const PredictFlags& f) {
 
   if (f.format == "json") {
     nlohmann::json j = ToJson(*m, *load, f.per_kernel, profile_source);
+    j["memory_need_mib"] = need_mib;
+    j["gpu_memory_mib"] = have_mib;
     if (!f.with.empty()) j["colocation"] = ColocationJson(together, sched::ContentionModel{});
     std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return 0;

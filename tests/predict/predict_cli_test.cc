@@ -1,6 +1,7 @@
 // End-to-end: `hase predict` and `hase gpus` on zoo models (models/*.onnx).
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "testing.h"
@@ -35,6 +36,30 @@ TEST(PredictCli, ResNet50JsonOnT4AndA100) {
                    " --gpu 'NVIDIA A100-SXM4-40GB' --batch 8 --format json");
   ASSERT_EQ(a100.exit_code, 0) << a100.err;
   EXPECT_LT(nlohmann::json::parse(a100.out)["latency_ms"].get<double>(), lat / 1.5);
+}
+
+// New-user trial: VGG-16 at batch 100000 on a T4 was predicted without a word about memory. The
+// scheduler's own estimate (PredictorOracle's memory need) is compared with the GPU's memory:
+// over it, a warning with both figures; a model that fits gets none.
+TEST(PredictCli, WarnsWhenTheModelDoesNotFitTheGpusMemory) {
+  auto big = Hase("predict " + Model("vgg16") + " --gpu T4 --batch 100000 --format json");
+  ASSERT_EQ(big.exit_code, 0) << big.err;
+  auto j = nlohmann::json::parse(big.out);
+  const double need = j["memory_need_mib"], have = j["gpu_memory_mib"];
+  EXPECT_EQ(have, 16 * 1024.0);  // data/gpus.yaml: T4 16 GiB
+  // 600 MiB runtime + 138.4 M fp32 weights (528 MiB) + 2 × the largest activation, at batch
+  // 10^5 the first conv's 10^5 × 64 × 224 × 224 × 4 B output alone is 1.2 TiB.
+  EXPECT_GT(need, 1e6);
+  EXPECT_NE(big.err.find("warning: "), std::string::npos) << big.err;
+  EXPECT_NE(big.err.find(fmt::format("needs about {:.0f} MiB of GPU memory, more than the T4's 16384 MiB", need)),
+            std::string::npos)
+      << big.err;
+  auto small = Hase("predict " + Model("vgg16") + " --gpu T4 --batch 8 --format json");
+  ASSERT_EQ(small.exit_code, 0) << small.err;
+  auto s = nlohmann::json::parse(small.out);
+  EXPECT_LT(s["memory_need_mib"].get<double>(), 16 * 1024.0);
+  EXPECT_GT(s["memory_need_mib"].get<double>(), 600 + 138.357544e6 * 4 / (1 << 20));
+  EXPECT_EQ(small.err.find("does not fit"), std::string::npos) << small.err;
 }
 
 // Issue #11: runtime profiles and host-bound composition through the CLI.

@@ -240,7 +240,7 @@ TEST(ApiAuth, TokensGuardMutationsAndBeyondLoopbackEverything) {
     ASSERT_TRUE(r);
     EXPECT_EQ(r->status, 401);
     EXPECT_EQ(r->get_header_value("WWW-Authenticate"), "Bearer");
-    EXPECT_EQ(json::parse(r->body)["error"]["code"], "Unauthenticated");
+    EXPECT_EQ(json::parse(r->body)["error"]["code"], "unauthenticated");  // lower case, as "not found"
     r = c.Post("/v1/tasks", Bearer("0123456789abcdef0123456789abcdeX"), task, "application/json");
     EXPECT_EQ(r->status, 401);
     r = c.Post("/v1/tasks", Bearer(kToken), task, "application/json");

@@ -158,6 +158,187 @@ TEST_F(ApiTest, BadBodiesAreRefusedAtTheDoor) {
   EXPECT_EQ(Get("/v1/tasks")["tasks"].size(), 0u);
 }
 
+// New-user trial: "batch_size":"8" was accepted. Every typed field of every POST body is a 400
+// naming the field, the type it must have and what came; nothing is journalled.
+TEST_F(ApiTest, WrongTypesAre400NamingFieldAndExpectedType) {
+  int status = 0;
+  json e = Post("/v1/tasks", R"({"model":"resnet50","batch_size":"8"})", &status);
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(e["error"]["code"], "invalid argument");
+  EXPECT_EQ(e["error"]["where"], "task field 'batch_size'");
+  EXPECT_EQ(e["error"]["message"], "must be an integer (a JSON number), not a string (\"8\")");
+  for (const char* field : {"batch_size", "input_size", "num_batches", "samples", "priority", "gpus"}) {
+    for (const char* value : {R"("1")", "true", "[1]", R"({"n":1})"}) {
+      const std::string body = std::string(R"({"model":"resnet50",")") + field + "\":" + value + "}";
+      for (const char* path : {"/v1/tasks", "/v1/advise"}) {
+        e = Post(path, body, &status);
+        EXPECT_EQ(status, 400) << path << " " << body;
+        EXPECT_EQ(e["error"]["where"], std::string("task field '") + field + "'") << body;
+        EXPECT_NE(e["error"]["message"].get<std::string>().find("must be an integer"), std::string::npos) << e.dump();
+      }
+    }
+  }
+  e = Post("/v1/tasks", R"({"model":"resnet50","batch_size":2.5})", &status);
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(e["error"]["message"], "must be an integer, not a number (2.5)");
+  e = Post("/v1/tasks", R"({"model":"resnet50","memory_mib":"100"})", &status);
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(e["error"]["message"], "must be a number (MiB), not a string (\"100\")");
+  e = Post("/v1/tasks", R"({"model":5})", &status);
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(e["error"]["where"], "task field 'model'");
+  EXPECT_EQ(e["error"]["message"], "must be a string, not a number (5)");
+  e = Post("/v1/tasks", R"({"model":"resnet50","key":false})", &status);
+  EXPECT_EQ(e["error"]["message"], "must be a string, not a boolean (false)");
+  e = Post("/v1/tasks", R"(["resnet50"])", &status);
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(e["error"]["message"], "task body must be a JSON object, not an array");
+  EXPECT_EQ(Get("/v1/tasks")["tasks"].size(), 0u);
+  // The small bodies: /complete's exit_code, /fail's reason; unknown fields there too.
+  json t = Post("/v1/tasks", R"({"model":"resnet50","num_batches":10})", &status);
+  ASSERT_EQ(status, 201);
+  const std::string complete = "/v1/tasks/" + std::to_string(t["id"].get<int64_t>()) + "/complete";
+  e = Post(complete, R"({"exit_code":"0"})", &status);
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(e["error"]["where"], "field 'exit_code'");
+  EXPECT_EQ(e["error"]["message"], "must be an integer, not a string (\"0\")");
+  e = Post(complete, R"({"exit_code":4294967296})", &status);
+  EXPECT_EQ(status, 400);
+  e = Post(complete, R"({"exitcode":0})", &status);
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(e["error"]["where"], "field 'exitcode'");
+  EXPECT_EQ(e["error"]["hint"], "the fields are: exit_code");
+  e = Post("/v1/gpus/2/fail", R"({"reason":48})", &status);
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(e["error"]["where"], "field 'reason'");
+  EXPECT_EQ(e["error"]["message"], "must be a string, not a number (48)");
+  Post("/v1/nodes/b/fail", "not json", &status);
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(Get("/v1/gpus")["gpus"][2]["health"], "ok");  // none of them failed it
+  Post(complete, R"({"exit_code":3})", &status);
+  EXPECT_EQ(status, 200);
+}
+
+// New-user trial: {"model":"a","model":"b"} was accepted, the last copy winning. A key twice in
+// any object of any POST body is a 400 naming the key and the object; not-JSON says where.
+TEST_F(ApiTest, DuplicateKeysAre400NamingTheKeyAndTheObject) {
+  int status = 0;
+  json e = Post("/v1/tasks", R"({"model":"resnet50","model":"vgg16"})", &status);
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(e["error"]["message"], "duplicate key \"model\" in task body");
+  EXPECT_EQ(e["error"]["where"], "body");
+  EXPECT_NE(e["error"]["hint"].get<std::string>().find("send each key once"), std::string::npos);
+  e = Post("/v1/advise", R"({"model":"resnet50","num_batches":1,"num_batches":2})", &status);
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(e["error"]["message"], "duplicate key \"num_batches\" in task body");
+  EXPECT_EQ(Get("/v1/tasks")["tasks"].size(), 0u);
+  json t = Post("/v1/tasks", R"({"model":"resnet50","num_batches":10})", &status);
+  ASSERT_EQ(status, 201);
+  e = Post("/v1/tasks/" + std::to_string(t["id"].get<int64_t>()) + "/complete", R"({"exit_code":0,"exit_code":1})", &status);
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(e["error"]["message"], "duplicate key \"exit_code\" in body");
+  // Nested objects and arrays: the path of the object holding the key twice.
+  e = Post("/filter", R"({"Pod":{"metadata":{"name":"p","name":"q"}},"NodeNames":["a"]})", &status);
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(e["error"]["where"], "body /Pod/metadata");
+  EXPECT_EQ(e["error"]["message"], "duplicate key \"name\" in filter body");
+  e = Post("/prioritize", R"({"NodeNames":["a"],"Pod":{"spec":{"containers":[{"name":"c"},[1,{"x":1}],{"name":"c","name":"d"}]}}})",
+           &status);
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(e["error"]["where"], "body /Pod/spec/containers/2");
+  e = Post("/bind", R"({"PodName":"p","PodName":"q","Node":"a"})", &status);
+  EXPECT_EQ(status, 400);
+  // The same key in different objects is no duplicate.
+  json f = Post("/filter", R"({"Pod":{"metadata":{"name":"web"},"spec":{"name":"x"}},"NodeNames":["a"],"name":1})", &status);
+  EXPECT_EQ(status, 200) << f.dump();
+  EXPECT_EQ(f["NodeNames"], json::array({"a"}));
+  // Not JSON: the parser's line and column.
+  e = Post("/v1/tasks", "{\"model\":\n  resnet50}", &status);
+  EXPECT_EQ(status, 400);
+  EXPECT_NE(e["error"]["message"].get<std::string>().find("task body is not JSON: "), std::string::npos) << e.dump();
+  EXPECT_NE(e["error"]["message"].get<std::string>().find("line 2, column 3"), std::string::npos) << e.dump();
+}
+
+// New-user trial: ?limit=-1 was accepted (wrapped to 10000), as was 10^12 (clamped). Each bad
+// limit is a 400 giving the valid range; the bounds themselves are fine.
+TEST_F(ApiTest, ListLimitOutsideOneToTenThousandIs400WithTheRange) {
+  int status = 0;
+  for (int i = 0; i < 3; ++i) Post("/v1/tasks", R"({"model":"resnet50","num_batches":10})", &status);
+  for (const char* bad : {"-1", "0", "abc", "10001", "1000000000000", "99999999999999999999999", "1e3", "", "5x", "+5"}) {
+    json e = Get(std::string("/v1/tasks?limit=") + bad, &status);
+    EXPECT_EQ(status, 400) << bad;
+    EXPECT_EQ(e["error"]["where"], "query parameter 'limit'") << bad;
+    EXPECT_EQ(e["error"]["message"], std::string("limit must be a whole number from 1 to 10000, not '") + bad + "'");
+  }
+  EXPECT_EQ(Get("/v1/tasks?limit=2", &status)["tasks"].size(), 2u);
+  EXPECT_EQ(status, 200);
+  EXPECT_EQ(Get("/v1/tasks?limit=10000&state=queued", &status)["tasks"].size() +
+                Get("/v1/tasks?limit=1")["tasks"].size(),
+            Get("/v1/tasks?state=queued")["tasks"].size() + 1);
+  EXPECT_EQ(status, 200);
+  EXPECT_EQ(Get("/v1/tasks")["tasks"].size(), 3u);
+}
+
+// New-user trial: an idempotency key reused with another body silently returned the first task.
+// Now 409 naming the key, the task and what differs; the same task (even written as samples
+// instead of num_batches) still gets the first task with 200.
+TEST_F(ApiTest, IdempotencyKeyReusedForAnotherBodyIs409) {
+  int status = 0;
+  json t = Post("/v1/tasks", R"({"key":"k-9","model":"resnet50","batch_size":8,"num_batches":100,"command":"run a"})",
+                &status);
+  ASSERT_EQ(status, 201);
+  const int64_t id = t["id"];
+  json same = Post("/v1/tasks", R"({"command":"run a","num_batches":100,"batch_size":8,"model":"resnet50","key":"k-9"})",
+                   &status);
+  EXPECT_EQ(status, 200);
+  EXPECT_EQ(same["id"], id);
+  same = Post("/v1/tasks", R"({"key":"k-9","model":"resnet50","batch_size":8,"samples":800,"command":"run a"})", &status);
+  EXPECT_EQ(status, 200);  // 800 samples of 8 = 100 batches: the same task
+  EXPECT_EQ(same["id"], id);
+  json e = Post("/v1/tasks", R"({"key":"k-9","model":"resnet50","batch_size":16,"num_batches":100,"command":"run b"})",
+                &status);
+  EXPECT_EQ(status, 409);
+  EXPECT_EQ(e["error"]["code"], "conflict");
+  EXPECT_EQ(e["error"]["where"], "task field 'key'");
+  EXPECT_EQ(e["error"]["message"], "idempotency key 'k-9' was first used for task " + std::to_string(id) +
+                                       " with another body (batch_size 8 before, 16 now; command \"run a\" before, "
+                                       "\"run b\" now)");
+  EXPECT_NE(e["error"]["hint"].get<std::string>().find("use a new key"), std::string::npos);
+  // Nothing new was journalled, the first task is unchanged.
+  json list = Get("/v1/tasks");
+  ASSERT_EQ(list["tasks"].size(), 1u);
+  EXPECT_EQ(list["tasks"][0]["batch_size"], 8);
+  EXPECT_EQ(list["tasks"][0]["command"], "run a");
+}
+
+// Kubernetes annotations and quantities are strings by schema: "8" is read as 8 there, and
+// anything not a whole number is an Error naming the pod and the annotation or resource.
+TEST(ExtenderTypes, AnnotationsAndQuantitiesAreIntegersOrAnError) {
+  auto pod = [](json annotations, json gpu) {
+    return json{{"metadata", {{"name", "p"}, {"namespace", "ns"}, {"uid", "u"}, {"annotations", annotations}}},
+                {"spec", {{"containers", {{{"resources", {{"limits", {{"nvidia.com/gpu", gpu}}}}}}}}}}};
+  };
+  Result<TaskSpec> s = TaskSpecFromPod(pod({{"hase.io/model", "resnet50"}, {"hase.io/batch", "8"},
+                                            {"hase.io/samples", "800"}}, "1"));
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->batch_size, 8);
+  EXPECT_EQ(s->num_batches, 100);
+  EXPECT_EQ(s->gpus, 1);
+  for (const char* bad : {"x", "8x", "", "+8", " 8", "1e3"}) {
+    s = TaskSpecFromPod(pod({{"hase.io/model", "resnet50"}, {"hase.io/batch", bad}}, "1"));
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_TRUE(s.status().IsInvalidArgument());
+    EXPECT_EQ(s.status().where(), "pod ns/p annotation hase.io/batch") << bad;
+  }
+  s = TaskSpecFromPod(pod({{"hase.io/model", "resnet50"}}, "two"));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().where(), "pod ns/p resources.limits nvidia.com/gpu");
+  EXPECT_EQ(s.status().message(), "must be a whole, non-negative number, not a string (\"two\")");
+  EXPECT_FALSE(TaskSpecFromPod(pod({{"hase.io/model", "resnet50"}}, "1.5")).ok());
+  EXPECT_FALSE(TaskSpecFromPod(pod({{"hase.io/model", "resnet50"}}, -1)).ok());
+  EXPECT_EQ(TaskSpecFromPod(pod({{"hase.io/model", "resnet50"}}, 2))->gpus, 2);
+}
+
 TEST_F(ApiTest, GpusMetricsHealthAndFailure) {
   json t = Post("/v1/tasks", R"({"model":"vgg16","num_batches":50})");
   WaitPlaced(t["id"]);

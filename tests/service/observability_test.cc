@@ -130,5 +130,87 @@ TEST(Observability, DecisionLogWhyRecordAndSeries) {
   std::filesystem::remove_all(dir);
 }
 
+// New-user trial: `why` listed an A100 "predicted to finish earlier" than the hase policy's
+// pick, from an estimate that was not the policy's objective. Here earliest finish and hase's
+// choice differ for real: sharing the A100 with a long task finishes the short one at +7.875 s
+// (5 s × slowdown 1.575, kappa 1.15, demands 0.5 + 0.5) but delays the long task by 2.875 s
+// (cost 10.75 s), while the idle T4 finishes at +9 s (cost 9 s). hase takes the T4, and `why`
+// gives the policy's own numbers: the A100 finishes earlier, costs more, and says so.
+TEST(Observability, WhyUsesThePolicysOwnPriceWhenEarliestFinishIsNotChosen) {
+  const std::string dir = hase::testing::FreshDir("obs_why");
+  FakeClock clock;
+  sched::Cluster cluster;
+  cluster.name = "why";
+  cluster.types = {{"A100-SXM4-40GB", 40960, 19.5, 1555}, {"T4", 15360, 8.1, 320}};
+  cluster.gpus = {{0, "a", 0, 0, 40960, 2}, {1, "b", 0, 1, 15360, 2}};
+  auto oracle = std::make_shared<sched::TableOracle>();
+  oracle->Set("long", "A100-SXM4-40GB", 1000, 0.5, 2000);
+  oracle->Set("long", "T4", 100000, 0.5, 2000);
+  oracle->Set("short", "A100-SXM4-40GB", 5, 0.5, 2000);
+  oracle->Set("short", "T4", 9, 0.5, 2000);
+  DaemonOptions o;
+  o.state_dir = dir;
+  o.now_s = clock.Fn();
+  o.tick_s = 3600;
+  o.policy = "hase";
+  o.store.synchronous_full = false;
+  auto made = Daemon::Create(cluster, oracle, o, nullptr);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  std::unique_ptr<Daemon> d = std::move(*made);
+  ASSERT_TRUE(d->Start().ok());
+  TaskSpec long_task;
+  long_task.model = "long";
+  long_task.num_batches = 1000;  // 1000 s on the A100
+  ASSERT_TRUE(d->Submit(long_task).ok());
+  d->RunPassForTest();
+  TaskSpec short_task;
+  short_task.model = "short";
+  short_task.num_batches = 1000;  // 5 s on the A100 alone, 9 s on the T4
+  auto t = d->Submit(short_task);
+  ASSERT_TRUE(t.ok());
+  d->RunPassForTest();
+  ASSERT_EQ(d->Get(1)->gpu, 0);
+  std::optional<TaskRecord> r = d->Get(t->record.id);
+  ASSERT_EQ(r->gpu, 1);  // the T4
+
+  std::optional<PlacementWhy> why = d->WhyOf(t->record.id);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_TRUE(why->priced);
+  EXPECT_NE(why->objective.find("cost = predicted end + 1 x the delay"), std::string::npos) << why->objective;
+  EXPECT_EQ(why->chosen.gpu, 1);
+  EXPECT_DOUBLE_EQ(why->chosen.predicted_end_s, r->predicted_end_s);  // the record's own
+  EXPECT_NEAR(why->chosen.predicted_end_s - clock.now, 9.0, 1e-6);
+  EXPECT_NEAR(why->chosen.inflicted_s, 0.0, 1e-9);
+  EXPECT_NEAR(why->chosen.cost_s - clock.now, 9.0, 1e-6);
+  ASSERT_EQ(why->alternatives.size(), 1u);
+  const PlacementWhy::Option& a100 = why->alternatives[0];
+  EXPECT_EQ(a100.gpu, 0);
+  EXPECT_NEAR(a100.predicted_end_s - clock.now, 5 * 1.575, 1e-6);  // finishes earlier ...
+  EXPECT_NEAR(a100.inflicted_s, 5 * 1.575 * (1 - 1 / 1.575), 1e-6);  // ... delaying the long task
+  EXPECT_NEAR(a100.cost_s - clock.now, 5 * 1.575 + 2.875, 1e-6);     // ... and costs more
+  EXPECT_GT(a100.cost_s, why->chosen.cost_s);
+  EXPECT_EQ(a100.why_not, "finishes 1.12 s earlier but delays the tasks already there by 2.88 s: costs 1.75 s more");
+
+  // Over REST: the same numbers; every alternative costs more or says why it was not priced.
+  Extender extender(*d);
+  ApiServer api(*d, extender);
+  auto port = api.Bind("127.0.0.1", 0);
+  ASSERT_TRUE(port.ok());
+  api.Start();
+  httplib::Client c("127.0.0.1", *port);
+  auto res = c.Get(("/v1/tasks/" + std::to_string(t->record.id)).c_str());
+  ASSERT_TRUE(res);
+  json j = json::parse(res->body)["why"];
+  EXPECT_EQ(j["priced"], true);
+  EXPECT_EQ(j["chosen"]["gpu"], 1);
+  EXPECT_NEAR(j["alternatives"][0]["slower_by_s"].get<double>(), -1.125, 1e-6);
+  EXPECT_NEAR(j["alternatives"][0]["costlier_by_s"].get<double>(), 1.75, 1e-6);
+  EXPECT_NEAR(j["alternatives"][0]["inflicted_s"].get<double>(), 2.875, 1e-6);
+  EXPECT_EQ(j["alternatives"][0]["why_not"], a100.why_not);
+  api.Stop();
+  d.reset();
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace hase::service

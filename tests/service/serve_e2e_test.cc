@@ -147,7 +147,7 @@ TEST_F(ServeE2E, Kill9AtRandomMomentsLosesAndDuplicatesNothing) {
     c.set_read_timeout(2, 0);
     for (int i = 0; i < kTasks && !killed; ++i) {
       const std::string key = "k" + std::to_string((next + i) % kTasks);
-      json body = {{"key", key}, {"model", "resnet50"}, {"num_batches", 100 + i}};
+      json body = {{"key", key}, {"model", "resnet50"}, {"num_batches", 100 + (next + i) % kTasks}};
       auto r = c.Post("/v1/tasks", body.dump(), "application/json");
       if (r && (r->status == 201 || r->status == 200)) {
         int64_t id = json::parse(r->body)["id"];
@@ -165,7 +165,7 @@ TEST_F(ServeE2E, Kill9AtRandomMomentsLosesAndDuplicatesNothing) {
   ASSERT_GT(s.port, 0);
   httplib::Client c("127.0.0.1", s.port);
   for (int i = 0; i < kTasks; ++i) {
-    json body = {{"key", "k" + std::to_string(i)}, {"model", "resnet50"}, {"num_batches", 100}};
+    json body = {{"key", "k" + std::to_string(i)}, {"model", "resnet50"}, {"num_batches", 100 + i}};
     auto r = c.Post("/v1/tasks", body.dump(), "application/json");
     ASSERT_TRUE(r);
     int64_t id = json::parse(r->body)["id"];

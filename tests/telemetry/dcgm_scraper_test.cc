@@ -125,6 +125,9 @@ TEST(HttpGet, TricklingEndlessChunkedBodyIsCutAtTheTotalLimit) {
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(r.status().IsIO()) << r.status().ToString();
   EXPECT_LT(took, 3.0);  // 3 × the 0.3 s timeout, plus slack; it used to never end
+  // Durations read as people write them: 3 × 0.3 s is "0.9 s", not "0.900000 s".
+  EXPECT_NE(r.status().ToString().find("not complete within 0.9 s"), std::string::npos) << r.status().ToString();
+  EXPECT_EQ(r.status().ToString().find("0.900000"), std::string::npos) << r.status().ToString();
 }
 
 TEST(DcgmScraper, SlowExporterTimesOut) {
@@ -137,6 +140,7 @@ TEST(DcgmScraper, SlowExporterTimesOut) {
   Status st = scraper.ScrapeOnce();
   double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_TRUE(st.IsIO()) << st.ToString();
+  EXPECT_NE(st.ToString().find("answers within 0.2 s"), std::string::npos) << st.ToString();
   EXPECT_LT(took, 1.5);  // bounded by the timeout, not by the 2 s answer
   EXPECT_TRUE(scraper.Health().degraded);
   EXPECT_TRUE(scraper.table().All(clock.now).empty());

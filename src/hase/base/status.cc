@@ -11,6 +11,7 @@ const char* CodeName(Status::Code code) {
     case Status::Code::kParse: return "parse error";
     case Status::Code::kIO: return "I/O error";
     case Status::Code::kInternal: return "internal error";
+    case Status::Code::kConflict: return "conflict";
   }
   return "unknown";
 }

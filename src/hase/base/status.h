@@ -30,6 +30,8 @@ class [[nodiscard]] Status {
     kParse = 4,            // a file or message could not be parsed (protobuf, YAML, CSV, JSON)
     kIO = 5,               // the operating system or network failed
     kInternal = 6,         // a bug or an unexpected library failure
+    kConflict = 7,         // valid input that contradicts what is stored (an idempotency key
+                           // reused for another request)
   };
 
   Status() = default;  // OK
@@ -53,6 +55,9 @@ class [[nodiscard]] Status {
   static Status Internal(std::string msg, std::string where = "", std::string hint = "") {
     return Status(Code::kInternal, std::move(msg), std::move(where), std::move(hint));
   }
+  static Status Conflict(std::string msg, std::string where = "", std::string hint = "") {
+    return Status(Code::kConflict, std::move(msg), std::move(where), std::move(hint));
+  }
 
   bool ok() const { return code_ == Code::kOk; }
   bool IsInvalidArgument() const { return code_ == Code::kInvalidArgument; }
@@ -61,6 +66,7 @@ class [[nodiscard]] Status {
   bool IsParse() const { return code_ == Code::kParse; }
   bool IsIO() const { return code_ == Code::kIO; }
   bool IsInternal() const { return code_ == Code::kInternal; }
+  bool IsConflict() const { return code_ == Code::kConflict; }
 
   Code code() const { return code_; }
   const std::string& message() const { return message_; }

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -94,6 +95,16 @@ struct Decision {
   double cost_ms = 0;        // the Select plugin's price of the choice (hase: C_g + w·I_g), ms
 };
 
+// A Select plugin's own price of one placement, for explanations (the daemon's "why" record).
+// Times are ms on the cycle's clock.
+struct Price {
+  double start_ms = 0;      // predicted start
+  double end_ms = 0;        // predicted completion
+  double inflicted_ms = 0;  // predicted extra time of the tasks already on the GPU
+  double cost_ms = 0;       // what Select minimises (hase: end_ms + inflicted_weight × inflicted_ms)
+  double score = 0;         // the Score (0–100) that ranked the GPU for Select
+};
+
 class Plugin {
  public:
   virtual ~Plugin() = default;
@@ -129,6 +140,16 @@ class SelectPlugin : public virtual Plugin {
   // How many of the best candidates Select reads in score order (the rest it may read in any
   // order): Policy::Schedule sorts only that prefix. Default: all.
   virtual size_t SortedCandidatesNeeded() const { return static_cast<size_t>(-1); }
+  // Explanations: this plugin's price of `task` on `gpu` (which passed Filter) in `cycle`:
+  // `exact` as Select compares its candidates, else the cheaper estimate that ranks them
+  // (Price::score is set either way). nullopt (the default): the plugin does not price GPUs.
+  virtual std::optional<Price> PriceOn(const Task& task, const GpuState& gpu, const CycleState& cycle,
+                                       bool exact) const {
+    (void)task, (void)gpu, (void)cycle, (void)exact;
+    return std::nullopt;
+  }
+  // What Price::cost_ms means and how it decides, for people; "" when PriceOn gives nothing.
+  virtual std::string Objective() const { return ""; }
   // Incremental passes (Policy::Options::incremental_passes): whether `last`, a kWait this
   // plugin returned for `task`, still stands when only the GPUs in `changed` differ from the
   // state it was decided in — the GPU it waits for is not among them (the driver checks),

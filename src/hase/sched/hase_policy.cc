@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include <fmt/format.h>
+
 #include "hase/sched/backfill.h"
 #include "hase/sched/basic_plugins.h"
 #include "hase/sched/policy.h"
@@ -193,6 +195,28 @@ double HasePlugin::Score(const Task& task, const GpuState& gpu, const CycleState
 
 size_t HasePlugin::SortedCandidatesNeeded() const {
   return static_cast<size_t>(std::max(1, options_.top_k));
+}
+
+std::optional<Price> HasePlugin::PriceOn(const Task& task, const GpuState& gpu, const CycleState& cycle,
+                                         bool exact) const {
+  const double w = options_.inflicted_weight;
+  const Placement estimate = Estimate(task, gpu, cycle);
+  const Placement pl = exact ? Predict(task, gpu, cycle) : estimate;
+  Price p;
+  p.start_ms = pl.start_ms;
+  p.end_ms = pl.end_ms;
+  p.inflicted_ms = pl.inflicted_ms;
+  p.cost_ms = pl.end_ms + w * pl.inflicted_ms;
+  p.score = ScoreOfCost(estimate.end_ms + w * estimate.inflicted_ms, cycle);
+  return p;
+}
+
+std::string HasePlugin::Objective() const {
+  return fmt::format(
+      "cost = predicted end + {:g} x the delay predicted for the tasks already on the GPU (inflicted); "
+      "the {} GPUs of highest score (an O(1) estimate of the cost) are priced exactly and the lowest cost wins, "
+      "ties to the earlier start, then the lower GPU id (docs/scheduler.md)",
+      options_.inflicted_weight, SortedCandidatesNeeded());
 }
 
 bool HasePlugin::Rank(const Task& task, const ClusterState& state, CycleState& cycle,

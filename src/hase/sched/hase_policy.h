@@ -94,6 +94,10 @@ class HasePlugin final : public FilterPlugin,
   Decision Select(const Task& task, const ClusterState& state, const CycleState& cycle,
                   const std::vector<Candidate>& candidates) override;
   size_t SortedCandidatesNeeded() const override;
+  // Exact: Predict (Select's pricing); else Estimate (Score's). Score from Estimate.
+  std::optional<Price> PriceOn(const Task& task, const GpuState& gpu, const CycleState& cycle,
+                               bool exact) const override;
+  std::string Objective() const override;
   // A wait still stands when the task holds no reservation, no changed GPU that passes Filter
   // prices it at or below the wait's cost (Predict), and it could not make a reservation or
   // some GPU can still start it now (so it is not newly blocked).

@@ -108,6 +108,15 @@ Result<Decision> Policy::Schedule(const Task& task, const ClusterState& state, C
   return d;
 }
 
+std::optional<Price> Policy::PriceOn(const Task& task, const ClusterState& state, const CycleState& cycle,
+                                     int gpu, bool exact) const {
+  if (!select_ || gpu < 0 || gpu >= static_cast<int>(state.gpus.size())) return std::nullopt;
+  for (const auto& f : filters_) {
+    if (!f->Filter(task, state.gpus[gpu], cycle).fits()) return std::nullopt;
+  }
+  return select_->PriceOn(task, state.gpus[gpu], cycle, exact);
+}
+
 void Policy::Commit(const Task& task, const Decision& decision, const CycleState& cycle,
                     ClusterState& state) {
   switch (decision.kind) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -95,6 +96,14 @@ class Policy {
   // (SelectPlugin::StillStands). Updates cycle.now_ms.
   bool StillStands(const Task& task, const ClusterState& state, CycleState& cycle,
                    const Decision& last, const std::vector<int>& changed) const;
+
+  // Explanations: the Select plugin's price of `task` on GPU `gpu` (SelectPlugin::PriceOn)
+  // with `cycle` from Schedule, when every Filter passes there; nullopt otherwise or when the
+  // policy does not price GPUs.
+  std::optional<Price> PriceOn(const Task& task, const ClusterState& state, const CycleState& cycle, int gpu,
+                               bool exact) const;
+  // SelectPlugin::Objective; "" when the policy does not price GPUs.
+  std::string Objective() const { return select_ ? select_->Objective() : ""; }
 
   // Starts a scheduling pass at state.now_ms: clears the previous pass's claims. The driver
   // calls it before offering the central queue.

@@ -1,7 +1,11 @@
 #include "hase/service/api_server.h"
 
+#include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
+#include <initializer_list>
+#include <string_view>
 
 #include <limits>
 
@@ -10,6 +14,7 @@
 #include <spdlog/spdlog.h>
 
 #include "hase/service/guarded_server.h"
+#include "hase/service/request_json.h"
 #include "hase/service/task_json.h"
 
 namespace hase::service {
@@ -20,6 +25,7 @@ using nlohmann::json;
 int HttpStatusOf(const Status& s) {
   if (s.IsInvalidArgument() || s.IsParse() || s.IsUnsupported()) return 400;
   if (s.IsNotFound()) return 404;
+  if (s.IsConflict()) return 409;
   if (s.IsIO()) return 503;  // the journal cannot be written (full disk): retry later
   return 500;
 }
@@ -48,6 +54,40 @@ Result<int> GpuIdOf(const httplib::Request& req) {
   HASE_ASSIGN_OR_RETURN(int64_t id, IdOf(req, "GPU"));
   if (id > std::numeric_limits<int>::max()) return Status::NotFound("no GPU " + std::to_string(id));
   return static_cast<int>(id);
+}
+
+// A small POST body ({"exit_code":N}, {"reason":"..."}): empty is {}; anything but an object
+// with the named fields is InvalidArgument naming what is wrong.
+Result<json> SmallBody(const httplib::Request& req, std::initializer_list<std::string_view> fields) {
+  HASE_ASSIGN_OR_RETURN(json body, ParseRequestJson(req.body.empty() ? std::string_view("{}") : req.body));
+  if (!body.is_object()) {
+    return Status::InvalidArgument("body must be a JSON object, not " + DescribeJsonValue(body), "body",
+                                   "send {} or leave the body empty");
+  }
+  for (const auto& [key, value] : body.items()) {
+    if (std::find(fields.begin(), fields.end(), key) == fields.end()) {
+      std::string known;
+      for (std::string_view f : fields) known += (known.empty() ? "" : ", ") + std::string(f);
+      return Status::InvalidArgument("unknown field", "field '" + key + "'", "the fields are: " + known);
+    }
+  }
+  return body;
+}
+
+// ?limit= of a list endpoint: whole digits within 1..kMaxListLimit; absent = kDefaultListLimit.
+// "-1", "abc", "1e3" and 10001 are InvalidArgument naming the range (they used to be clamped).
+Result<size_t> ListLimitOf(const httplib::Request& req) {
+  if (!req.has_param("limit")) return kDefaultListLimit;
+  const std::string v = req.get_param_value("limit");
+  size_t n = 0;
+  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec != std::errc() || end != v.data() + v.size() || v.empty() || n < 1 || n > kMaxListLimit) {
+    return Status::InvalidArgument("limit must be a whole number from 1 to " + std::to_string(kMaxListLimit) +
+                                       ", not '" + v.substr(0, 32) + "'",
+                                   "query parameter 'limit'", "leave it out for the newest " +
+                                                                  std::to_string(kDefaultListLimit));
+  }
+  return n;
 }
 
 json GpuJson(const GpuView& g) {
@@ -95,15 +135,27 @@ json GpuJson(const GpuView& g) {
 
 json WhyJson(const PlacementWhy& w) {
   auto time = [](double t) { return std::isfinite(t) ? json(t) : json(nullptr); };
-  auto option = [&](const PlacementWhy::Option& o) {
-    return json{{"gpu", o.gpu}, {"node", o.node}, {"type", o.type}, {"predicted_end_s", time(o.predicted_end_s)},
-                {"slower_by_s", time(o.predicted_end_s - w.chosen.predicted_end_s)}};
+  auto option = [&](const PlacementWhy::Option& o, bool alternative) {
+    json j{{"gpu", o.gpu}, {"node", o.node}, {"type", o.type}, {"predicted_end_s", time(o.predicted_end_s)}};
+    if (w.priced) {
+      j["predicted_start_s"] = time(o.predicted_start_s);
+      j["inflicted_s"] = o.inflicted_s;
+      j["cost_s"] = time(o.cost_s);
+      j["score"] = o.score;
+    }
+    if (alternative) {
+      j["slower_by_s"] = time(o.predicted_end_s - w.chosen.predicted_end_s);
+      if (w.priced) {
+        j["costlier_by_s"] = time(o.cost_s - w.chosen.cost_s);
+        j["why_not"] = o.why_not;
+      }
+    }
+    return j;
   };
   json alts = json::array();
-  for (const PlacementWhy::Option& o : w.alternatives) alts.push_back(option(o));
-  json chosen = option(w.chosen);
-  chosen.erase("slower_by_s");
-  return json{{"decided_s", w.decided_s}, {"policy", w.policy}, {"chosen", chosen}, {"alternatives", alts}};
+  for (const PlacementWhy::Option& o : w.alternatives) alts.push_back(option(o, true));
+  return json{{"decided_s", w.decided_s}, {"policy", w.policy},       {"priced", w.priced},
+              {"objective", w.objective}, {"chosen", option(w.chosen, false)}, {"alternatives", alts}};
 }
 
 }  // namespace
@@ -152,7 +204,7 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions option
         res.set_header("WWW-Authenticate", "Bearer");
         return SendJson(res, 401,
                         json{{"error",
-                              {{"code", "Unauthenticated"},
+                              {{"code", "unauthenticated"},  // lower case as CodeName's
                                {"message", "missing or wrong bearer token"},
                                {"where", req.path.substr(0, 64)},
                                {"hint", "send 'Authorization: Bearer <token>' with a token of --token-file"}}}});
@@ -166,18 +218,18 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions option
   auto del = [&](const std::string& p, Access a, Handler h) { s.Delete(p, guard(a, std::move(h))); };
   constexpr Access kRead = Access::kRead, kMutate = Access::kMutate;
   post("/v1/tasks", kMutate, [this](const httplib::Request& req, httplib::Response& res) {
-    json body = json::parse(req.body, nullptr, false);
-    if (body.is_discarded()) return SendError(res, Status::InvalidArgument("body is not JSON"));
-    Result<TaskSpec> spec = TaskSpecFromJson(body);
+    Result<json> body = ParseRequestJson(req.body, "task body");
+    if (!body.ok()) return SendError(res, body.status());
+    Result<TaskSpec> spec = TaskSpecFromJson(*body);
     if (!spec.ok()) return SendError(res, spec.status());
     Result<TaskStore::Inserted> ins = daemon_.Submit(*spec);
     if (!ins.ok()) return SendError(res, ins.status());
     SendJson(res, ins->created ? 201 : 200, TaskRecordToJson(ins->record));
   });
   post("/v1/advise", kRead, [this](const httplib::Request& req, httplib::Response& res) {
-    json body = json::parse(req.body, nullptr, false);
-    if (body.is_discarded()) return SendError(res, Status::InvalidArgument("body is not JSON"));
-    Result<TaskSpec> spec = TaskSpecFromJson(body);
+    Result<json> body = ParseRequestJson(req.body, "task body");
+    if (!body.ok()) return SendError(res, body.status());
+    Result<TaskSpec> spec = TaskSpecFromJson(*body);
     if (!spec.ok()) return SendError(res, spec.status());
     Result<Advice> a = daemon_.Advise(*spec);
     if (!a.ok()) return SendError(res, a.status());
@@ -191,16 +243,10 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions option
       if (!st.ok()) return SendError(res, st.status());
       state = *st;
     }
-    size_t limit = 100;
-    if (req.has_param("limit")) {
-      try {
-        limit = std::min<size_t>(std::stoul(req.get_param_value("limit")), 10000);
-      } catch (const std::exception&) {
-        return SendError(res, Status::InvalidArgument("bad limit"));
-      }
-    }
+    Result<size_t> limit = ListLimitOf(req);
+    if (!limit.ok()) return SendError(res, limit.status());
     json tasks = json::array();
-    for (const TaskRecord& r : daemon_.List(state, limit)) tasks.push_back(TaskRecordToJson(r));
+    for (const TaskRecord& r : daemon_.List(state, *limit)) tasks.push_back(TaskRecordToJson(r));
     SendJson(res, 200, json{{"tasks", tasks}});
   });
   get(R"(/v1/tasks/(\d+))", kRead, [this](const httplib::Request& req, httplib::Response& res) {
@@ -227,10 +273,14 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions option
   post(R"(/v1/tasks/(\d+)/complete)", kMutate, [this](const httplib::Request& req, httplib::Response& res) {
     Result<int64_t> id = IdOf(req);
     if (!id.ok()) return SendError(res, id.status());
-    json body = json::parse(req.body.empty() ? "{}" : req.body, nullptr, false);
-    if (body.is_discarded() || !body.is_object()) return SendError(res, Status::InvalidArgument("body is not a JSON object"));
-    const json code = body.value("exit_code", json(0));
-    if (!code.is_number_integer()) return SendError(res, Status::InvalidArgument("exit_code must be an integer"));
+    Result<json> body = SmallBody(req, {"exit_code"});
+    if (!body.ok()) return SendError(res, body.status());
+    const json code = body->value("exit_code", json(0));
+    if (!code.is_number_integer() || code.get<int64_t>() < std::numeric_limits<int>::min() ||
+        code.get<int64_t>() > std::numeric_limits<int>::max()) {
+      return SendError(res, Status::InvalidArgument("must be an integer, not " + DescribeJsonValue(code), "field 'exit_code'",
+                                                    "the process's exit status, 0 for success"));
+    }
     Result<TaskRecord> r = daemon_.Complete(*id, code.get<int>());
     if (!r.ok()) return SendError(res, r.status(), r.status().IsInvalidArgument() ? 409 : 0);
     SendJson(res, 200, TaskRecordToJson(*r));
@@ -240,14 +290,21 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions option
     for (const GpuView& g : daemon_.Gpus()) gpus.push_back(GpuJson(g));
     SendJson(res, 200, json{{"policy", daemon_.policy_name()}, {"gpus", gpus}});
   });
-  auto reason_of = [](const httplib::Request& req) {
-    json body = json::parse(req.body.empty() ? "{}" : req.body, nullptr, false);
-    return body.is_object() ? body.value("reason", std::string()) : std::string();
+  // {"reason":"XID 48"} or nothing.
+  auto reason_of = [](const httplib::Request& req) -> Result<std::string> {
+    HASE_ASSIGN_OR_RETURN(json body, SmallBody(req, {"reason"}));
+    if (!body.contains("reason") || body["reason"].is_null()) return std::string();
+    if (!body["reason"].is_string()) {
+      return Status::InvalidArgument("must be a string, not " + DescribeJsonValue(body["reason"]), "field 'reason'");
+    }
+    return body["reason"].get<std::string>();
   };
   post(R"(/v1/gpus/(\d+)/fail)", kMutate, [this, reason_of](const httplib::Request& req, httplib::Response& res) {
     Result<int> gpu = GpuIdOf(req);
     if (!gpu.ok()) return SendError(res, gpu.status());
-    Result<int> n = daemon_.MarkGpuFailed(*gpu, reason_of(req));
+    Result<std::string> reason = reason_of(req);
+    if (!reason.ok()) return SendError(res, reason.status());
+    Result<int> n = daemon_.MarkGpuFailed(*gpu, *reason);
     if (!n.ok()) return SendError(res, n.status());
     SendJson(res, 200, json{{"requeued", *n}});
   });
@@ -259,7 +316,9 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions option
     SendJson(res, 200, json{{"recovered", true}});
   });
   post(R"(/v1/nodes/([^/]+)/fail)", kMutate, [this, reason_of](const httplib::Request& req, httplib::Response& res) {
-    Result<int> n = daemon_.MarkNodeFailed(req.matches[1].str(), reason_of(req));
+    Result<std::string> reason = reason_of(req);
+    if (!reason.ok()) return SendError(res, reason.status());
+    Result<int> n = daemon_.MarkNodeFailed(req.matches[1].str(), *reason);
     if (!n.ok()) return SendError(res, n.status());
     SendJson(res, 200, json{{"requeued", *n}});
   });

@@ -1,7 +1,8 @@
 // ApiServer: the HTTP face of `hase serve` (cpp-httplib, one thread pool).
 //
-//   POST   /v1/tasks                 submit (task_json.h); 201 new, 200 same key seen before
-//   GET    /v1/tasks[?state=&limit=] newest first (limit default 100, max 10000)
+//   POST   /v1/tasks                 submit (task_json.h); 201 new, 200 same key and task seen
+//                                    before, 409 same key with another task
+//   GET    /v1/tasks[?state=&limit=] newest first (limit 1..10000, default 100; else 400)
 //   GET    /v1/tasks/{id}            state, GPU, predicted and actual times
 //   DELETE /v1/tasks/{id}            cancel (also POST /v1/tasks/{id}/cancel)
 //   POST   /v1/tasks/{id}/complete   {"exit_code":N}: an outside runner reports the end
@@ -15,7 +16,10 @@
 //   GET    /healthz                  200 {"status":"ok"|"degraded","reasons":[...]}
 //   POST   /filter /prioritize /bind Kubernetes extender (extender.h); also under /extender/
 //   POST   /extender/<token>/filter|prioritize|bind   the same, token in the path (api_auth.h)
-// Errors are {"error":{"code":"NotFound","message":"...","hint":"..."}} with 400 (bad input),
+// Errors are {"error":{"code":"not found","message":"...","where":"...","hint":"..."}}; `code`
+// is lower case words, as Status's CodeName ("invalid argument", "not found", "conflict", ...),
+// plus "unauthenticated" (401), "unavailable" (503, too many connections) and "http" (errors
+// cpp-httplib answers before a handler). Statuses: 400 (bad input),
 // 401 (no or wrong bearer token), 404 (unknown id), 409 (already ended), 503 (the journal
 // cannot be written, e.g. a full disk; Retry-After), 500 (other).
 //
@@ -43,6 +47,10 @@ struct Request;
 namespace hase::service {
 
 class GuardedServer;
+
+// GET /v1/tasks?limit=: the default and the most one answer lists.
+inline constexpr size_t kDefaultListLimit = 100;
+inline constexpr size_t kMaxListLimit = 10000;
 
 // Bodies over this get 413 before they are parsed (a task body is < 70 KiB).
 inline constexpr size_t kMaxBodyBytes = size_t{1} << 20;  // 1 MiB

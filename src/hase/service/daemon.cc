@@ -14,6 +14,7 @@
 #include "hase/sched/registry.h"
 #include "hase/sched/timeline.h"
 #include "hase/service/local_backend.h"
+#include "hase/service/task_json.h"
 
 namespace hase::service {
 namespace {
@@ -626,6 +627,14 @@ Result<TaskStore::Inserted> Daemon::Submit(const TaskSpec& submitted) {
   if (unsynced_.empty()) journal_error_.clear();
   TaskStore::Inserted ins = std::move(*inserted);
   if (!ins.created) {
+    // A retry must be the same task: a key reused for another body would silently return a
+    // task the client did not ask for.
+    if (const std::string diff = TaskSpecDifference(ins.record.spec, spec); !diff.empty()) {
+      return Status::Conflict(fmt::format("idempotency key '{}' was first used for task {} with another body ({})",
+                                          spec.key, ins.record.id, diff),
+                              "task field 'key'",
+                              "a key names one task: resend the first body to retry it, or use a new key");
+    }
     metrics_.CountDuplicate();
     auto it = tasks_.find(ins.record.id);
     if (it != tasks_.end()) ins.record = it->second;
@@ -1009,9 +1018,82 @@ bool Daemon::FitsSomeCatalogGpuLocked(const sched::CycleState& cycle, const sche
 
 void Daemon::RecordWhyLocked(const TaskRecord& r, const sched::Task& t, const sched::CycleState& cycle,
                              const sched::Decision& dec, double now) {
-  // O(1) per GPU (a timeline per GPU cost rr, whose local queues grow long, 40 % of its
-  // submit rate): start now beside what runs when a slot and memory are free, else alone once
-  // the GPU drains (its projected finish).
+  auto option = [&](int gpu, double end_s) {
+    const sched::Gpu& g = cluster_.gpus[gpu];
+    PlacementWhy::Option o;
+    o.gpu = gpu;
+    o.node = g.node;
+    o.type = cluster_.types[g.type].name;
+    o.predicted_start_s = ToS(dec.start_ms);
+    o.predicted_end_s = end_s;
+    return o;
+  };
+  PlacementWhy w;
+  w.decided_s = now;
+  w.policy = options_.policy;
+  w.chosen = option(dec.gpu, ToS(dec.end_ms));
+  w.objective = policy_->Objective();
+  const std::optional<sched::Price> chosen = w.objective.empty()
+                                                 ? std::nullopt
+                                                 : policy_->PriceOn(t, state_, cycle, dec.gpu, /*exact=*/true);
+  if (chosen) {
+    // The policy's own numbers. The best other GPU of each type is the one it ranks first
+    // (score: O(running tasks) per GPU), then priced exactly as its Select prices.
+    w.priced = true;
+    auto fill = [&](PlacementWhy::Option& o, const sched::Price& p) {
+      o.predicted_start_s = ToS(p.start_ms);
+      o.predicted_end_s = ToS(p.end_ms);
+      o.inflicted_s = p.inflicted_ms / 1000.0;
+      o.cost_s = ToS(p.cost_ms);
+      o.score = p.score;
+    };
+    fill(w.chosen, *chosen);
+    w.chosen.predicted_start_s = ToS(dec.start_ms);  // the record's own (equal to Select's price)
+    w.chosen.predicted_end_s = ToS(dec.end_ms);
+    std::map<int, std::pair<int, double>> best_of_type;  // type → (gpu, score)
+    for (const sched::Gpu& g : cluster_.gpus) {
+      if (g.id == dec.gpu || failed_gpus_.count(g.id)) continue;
+      const std::optional<sched::Price> p = policy_->PriceOn(t, state_, cycle, g.id, /*exact=*/false);
+      if (!p) continue;
+      auto [it, fresh] = best_of_type.try_emplace(g.type, g.id, p->score);
+      if (!fresh && p->score > it->second.second) it->second = {g.id, p->score};
+    }
+    constexpr double kTieS = 1e-6;
+    for (const auto& [type, best] : best_of_type) {
+      const std::optional<sched::Price> p = policy_->PriceOn(t, state_, cycle, best.first, /*exact=*/true);
+      if (!p) continue;
+      PlacementWhy::Option o = option(best.first, 0);
+      fill(o, *p);
+      const double more = o.cost_s - w.chosen.cost_s;
+      if (more > kTieS && o.predicted_end_s < w.chosen.predicted_end_s - kTieS) {
+        o.why_not = fmt::format("finishes {:.3g} s earlier but delays the tasks already there by {:.3g} s: "
+                                "costs {:.3g} s more",
+                                w.chosen.predicted_end_s - o.predicted_end_s, o.inflicted_s, more);
+      } else if (more > kTieS) {
+        o.why_not = fmt::format("costs {:.3g} s more", more);
+      } else if (more >= -kTieS) {
+        o.why_not = "costs the same: the earlier start, then the lower GPU id, wins";
+      } else {
+        o.why_not = fmt::format("not priced exactly: its score {:.3g} was below the GPUs the policy priced "
+                                "(the chosen one scored {:.3g})",
+                                o.score, w.chosen.score);
+      }
+      w.alternatives.push_back(std::move(o));
+    }
+    std::sort(w.alternatives.begin(), w.alternatives.end(), [](const auto& a, const auto& b) {
+      return std::tie(a.cost_s, a.predicted_end_s, a.gpu) < std::tie(b.cost_s, b.predicted_end_s, b.gpu);
+    });
+    why_[r.id] = std::move(w);
+    return;
+  }
+  // A policy that does not price GPUs: an estimate, O(1) per GPU (a timeline per GPU cost rr,
+  // whose local queues grow long, 40 % of its submit rate): start now beside what runs when a
+  // slot and memory are free, else alone once the GPU drains (its projected finish).
+  w.objective = fmt::format(
+      "none: the {} policy does not price GPUs; predicted_end_s of the alternatives is an estimate "
+      "(start now beside what runs when a slot and memory are free, else alone once the GPU drains, "
+      "slowed by the contention model), not what the policy chose by",
+      options_.policy);
   const sched::ContentionModel& model = policy_->oracle().contention();
   const double now_ms = ToMs(now);
   std::vector<double> done(cluster_.gpus.size(), kInf);
@@ -1027,14 +1109,6 @@ void Daemon::RecordWhyLocked(const TaskRecord& r, const sched::Task& t, const sc
                                     p->isolated_ms * model.Slowdown(p->demand, s.background.EffectiveSmActive());
     done[g.id] = ToS(end_ms);
   }
-  auto option = [&](int gpu, double end_s) {
-    const sched::Gpu& g = cluster_.gpus[gpu];
-    return PlacementWhy::Option{gpu, g.node, cluster_.types[g.type].name, end_s};
-  };
-  PlacementWhy w;
-  w.decided_s = now;
-  w.policy = options_.policy;
-  w.chosen = option(dec.gpu, ToS(dec.end_ms));
   // The best other GPU of each type (the chosen type included: its best other GPU).
   std::map<int, int> best_of_type;
   for (const sched::Gpu& g : cluster_.gpus) {
@@ -1042,7 +1116,11 @@ void Daemon::RecordWhyLocked(const TaskRecord& r, const sched::Task& t, const sc
     auto [it, fresh] = best_of_type.try_emplace(g.type, g.id);
     if (!fresh && done[g.id] < done[it->second]) it->second = g.id;
   }
-  for (const auto& [type, gpu] : best_of_type) w.alternatives.push_back(option(gpu, done[gpu]));
+  for (const auto& [type, gpu] : best_of_type) {
+    PlacementWhy::Option o = option(gpu, done[gpu]);
+    o.predicted_start_s = 0;  // not estimated
+    w.alternatives.push_back(std::move(o));
+  }
   std::sort(w.alternatives.begin(), w.alternatives.end(), [](const auto& a, const auto& b) {
     return std::tie(a.predicted_end_s, a.gpu) < std::tie(b.predicted_end_s, b.gpu);
   });

@@ -115,21 +115,32 @@ struct DaemonOptions {
   std::shared_ptr<spdlog::logger> logger;
 };
 
-// Why a task went where it did: its predicted completion on the chosen GPU (the policy's) and
-// on the best other GPU of every GPU type (wall seconds), estimated in O(1) per GPU: start now
-// beside what runs there when a slot and memory are free, else alone once the GPU drains (its
-// projected finish), slowed by the contention model. Kept in memory from the bind (a restart
-// forgets it).
+// Why a task went where it did: the chosen GPU and the best other GPU of every GPU type, in
+// the policy's own numbers when it prices GPUs (sched::SelectPlugin::PriceOn; the hase policy):
+// predicted start and end, the delay predicted for the tasks already there (inflicted) and the
+// cost the policy minimises, so the numbers cannot contradict the choice; each alternative says
+// why it lost (why_not). The best other GPU of a type is the one the policy ranks first (its
+// score), priced exactly as Select prices. Policies that do not price GPUs (rr, least-loaded,
+// ...) get an estimate instead, said so in `objective`: start now beside what runs when a slot
+// and memory are free, else alone once the GPU drains, slowed by the contention model. Kept in
+// memory from the bind (a restart forgets it).
 struct PlacementWhy {
   struct Option {
     int gpu = -1;
     std::string node, type;
-    double predicted_end_s = 0;
+    double predicted_start_s = 0;  // wall s
+    double predicted_end_s = 0;    // wall s
+    double inflicted_s = 0;        // extra time predicted for the tasks already on the GPU, s
+    double cost_s = 0;             // the policy's objective (wall s; priced policies only)
+    double score = 0;              // the policy's ranking score, 0–100 (priced policies only)
+    std::string why_not;           // alternatives: why the policy did not choose it
   };
   double decided_s = 0;
   std::string policy;
+  bool priced = false;     // the numbers are the policy's own (else estimates)
+  std::string objective;   // what cost_s is and how the policy decides, or what the estimate is
   Option chosen;
-  std::vector<Option> alternatives;  // fastest first, the chosen GPU's type excluded
+  std::vector<Option> alternatives;  // lowest cost (priced) or earliest end first
 };
 
 // One GPU as GET /v1/gpus reports it.
@@ -191,8 +202,11 @@ class Daemon {
   Status Start();
   void Stop();
 
-  // Accepts a task (journalled on return). `created` is false when spec.key was seen before.
-  // A spec without a runtime is journalled with DaemonOptions::default_runtime.
+  // Accepts a task (journalled on return). `created` is false when spec.key was seen before
+  // with the same spec (the retry gets that task). A spec without a runtime is journalled with
+  // DaemonOptions::default_runtime. Errors: Unsupported (gpus != 1), InvalidArgument (a model
+  // no GPU type can predict), Conflict (spec.key was used for another spec: the message names
+  // the key, the task and each differing field), IO (the journal).
   Result<TaskStore::Inserted> Submit(const TaskSpec& spec);
   std::optional<TaskRecord> Get(int64_t id) const;
   // The task submitted with client key `key` (TaskSpec::key), if any.

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "hase/service/request_json.h"
 #include "hase/service/task_json.h"
 #include "hase/telemetry/http_get.h"
 
@@ -24,18 +25,15 @@ bool EqualsCI(std::string_view a, std::string_view b) {
   return true;
 }
 
-// Kubernetes quantities as used for GPUs: "1", 1, "2".
-int64_t Quantity(const json& v) {
-  if (v.is_number_integer()) return v.get<int64_t>();
-  if (v.is_number()) return static_cast<int64_t>(v.get<double>());
-  if (v.is_string()) {
-    try {
-      return std::stoll(v.get<std::string>());
-    } catch (const std::exception&) {
-      return 0;
-    }
+// Kubernetes quantities as used for GPUs: "1", 1, "2" (a GPU count has no suffix). InvalidArgument
+// naming the resource for anything else ("1.5", "two").
+Result<int64_t> Quantity(const json& v, const std::string& where) {
+  Result<int64_t> q = IntegerFromStringOrNumber(v, where);
+  if (!q.ok() || *q < 0) {
+    return Status::InvalidArgument("must be a whole, non-negative number, not " + DescribeJsonValue(v), where,
+                                   "nvidia.com/gpu and nvidia.com/gpumem are counts (GPUs, MiB)");
   }
-  return 0;
+  return q;
 }
 
 std::string PodKey(const json& pod) {
@@ -119,16 +117,27 @@ Result<TaskSpec> TaskSpecFromPod(const json& pod) {
   if (!model || !model->is_string() || model->get<std::string>().empty()) {
     return Status::NotFound("pod has no hase.io/model annotation");
   }
+  const std::string ns = meta && FindCaseInsensitive(*meta, "namespace") && FindCaseInsensitive(*meta, "namespace")->is_string()
+                             ? FindCaseInsensitive(*meta, "namespace")->get<std::string>()
+                             : "default";
+  const std::string name = meta && FindCaseInsensitive(*meta, "name") && FindCaseInsensitive(*meta, "name")->is_string()
+                               ? FindCaseInsensitive(*meta, "name")->get<std::string>()
+                               : "";
+  const std::string context = "pod " + ns + "/" + name;
   json body = {{"model", *model}};
-  auto copy = [&](const char* annotation, const char* field) {
-    if (const json* v = FindCaseInsensitive(*ann, annotation)) body[field] = *v;
+  // Annotations are strings (map[string]string): "8" becomes the integer the REST body has.
+  auto copy = [&](const char* annotation, const char* field) -> Status {
+    const json* v = FindCaseInsensitive(*ann, annotation);
+    if (!v) return Status::OK();
+    HASE_ASSIGN_OR_RETURN(int64_t n, IntegerFromStringOrNumber(*v, context + " annotation " + annotation));
+    body[field] = n;
+    return Status::OK();
   };
-  copy("hase.io/batch-size", "batch_size");
-  copy("hase.io/batch", "batch_size");
-  copy("hase.io/samples", "samples");
-  copy("hase.io/num-batches", "num_batches");
-  copy("hase.io/input-size", "input_size");
-  copy("hase.io/priority", "priority");
+  for (const auto& [annotation, field] : {std::pair{"hase.io/batch-size", "batch_size"}, {"hase.io/batch", "batch_size"},
+                                          {"hase.io/samples", "samples"}, {"hase.io/num-batches", "num_batches"},
+                                          {"hase.io/input-size", "input_size"}, {"hase.io/priority", "priority"}}) {
+    HASE_RETURN_IF_ERROR(copy(annotation, field));
+  }
   // GPUs and memory from the containers' resources.
   int64_t gpus = 0, gpumem = 0;
   const json* spec = FindCaseInsensitive(pod, "spec");
@@ -140,20 +149,21 @@ Result<TaskSpec> TaskSpecFromPod(const json& pod) {
       const json* lim = FindCaseInsensitive(*res, "limits");
       const json* req = FindCaseInsensitive(*res, "requests");
       const json* from = (lim && FindCaseInsensitive(*lim, "nvidia.com/gpu")) ? lim : req;
+      const char* part = from == lim ? "limits" : "requests";
       if (from) {
-        if (const json* g = FindCaseInsensitive(*from, "nvidia.com/gpu")) gpus += Quantity(*g);
-        if (const json* m = FindCaseInsensitive(*from, "nvidia.com/gpumem")) gpumem += Quantity(*m);
+        if (const json* g = FindCaseInsensitive(*from, "nvidia.com/gpu")) {
+          HASE_ASSIGN_OR_RETURN(int64_t n, Quantity(*g, context + " resources." + part + " nvidia.com/gpu"));
+          gpus += n;
+        }
+        if (const json* m = FindCaseInsensitive(*from, "nvidia.com/gpumem")) {
+          HASE_ASSIGN_OR_RETURN(int64_t n, Quantity(*m, context + " resources." + part + " nvidia.com/gpumem"));
+          gpumem += n;
+        }
       }
     }
   }
   body["gpus"] = std::max<int64_t>(gpus, 1);
   if (gpumem > 0) body["memory_mib"] = gpumem;
-  const std::string ns = meta && FindCaseInsensitive(*meta, "namespace") && FindCaseInsensitive(*meta, "namespace")->is_string()
-                             ? FindCaseInsensitive(*meta, "namespace")->get<std::string>()
-                             : "default";
-  const std::string name = meta && FindCaseInsensitive(*meta, "name") && FindCaseInsensitive(*meta, "name")->is_string()
-                               ? FindCaseInsensitive(*meta, "name")->get<std::string>()
-                               : "";
   body["name"] = name;
   body["pod"] = ns + "/" + name;
   body["key"] = std::string(kPodKeyPrefix) + PodKey(pod);
@@ -170,8 +180,8 @@ void Extender::Remember(const std::string& key, const TaskSpec& spec) {
 }
 
 Result<json> Extender::Filter(std::string_view body) {
-  json args = json::parse(body.begin(), body.end(), nullptr, false);
-  if (args.is_discarded() || !args.is_object()) return Status::InvalidArgument("filter body is not a JSON object");
+  HASE_ASSIGN_OR_RETURN(json args, ParseRequestJson(body, "filter body"));
+  if (!args.is_object()) return Status::InvalidArgument("filter body must be a JSON object, not " + DescribeJsonValue(args));
   json out = {{"FailedNodes", json::object()}, {"FailedAndUnresolvableNodes", json::object()}, {"Error", ""}};
   Result<Candidates> cands = ReadCandidates(args);
   if (!cands.ok()) {
@@ -231,8 +241,8 @@ Result<json> Extender::Filter(std::string_view body) {
 }
 
 Result<json> Extender::Prioritize(std::string_view body) {
-  json args = json::parse(body.begin(), body.end(), nullptr, false);
-  if (args.is_discarded() || !args.is_object()) return Status::InvalidArgument("prioritize body is not a JSON object");
+  HASE_ASSIGN_OR_RETURN(json args, ParseRequestJson(body, "prioritize body"));
+  if (!args.is_object()) return Status::InvalidArgument("prioritize body must be a JSON object, not " + DescribeJsonValue(args));
   json out = json::array();
   Result<Candidates> cands = ReadCandidates(args);
   if (!cands.ok()) return out;  // HostPriorityList has no error field: no opinion
@@ -264,8 +274,8 @@ Result<json> Extender::Prioritize(std::string_view body) {
 }
 
 Result<json> Extender::Bind(std::string_view body) {
-  json args = json::parse(body.begin(), body.end(), nullptr, false);
-  if (args.is_discarded() || !args.is_object()) return Status::InvalidArgument("bind body is not a JSON object");
+  HASE_ASSIGN_OR_RETURN(json args, ParseRequestJson(body, "bind body"));
+  if (!args.is_object()) return Status::InvalidArgument("bind body must be a JSON object, not " + DescribeJsonValue(args));
   auto str = [&](const char* k) {
     const json* v = FindCaseInsensitive(args, k);
     return v && v->is_string() ? v->get<std::string>() : std::string();

@@ -357,7 +357,7 @@ bool GuardedServer::process_and_close_socket(socket_t sock) {
     if (!Admit(&c, t_refuse)) {
       if (!ssl) {  // best effort, never blocks: the socket is non-blocking
         static const std::string kBody =
-            R"({"error":{"code":"Unavailable","message":"too many connections","hint":"retry later"}})";
+            R"({"error":{"code":"unavailable","message":"too many connections","where":"","hint":"retry later"}})";
         static const std::string k503 =
             "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nRetry-After: 1\r\n"
             "Content-Type: application/json\r\nContent-Length: " + std::to_string(kBody.size()) + "\r\n\r\n" + kBody;

@@ -1,4 +1,5 @@
 #include "hase/service/run_argv.h"
+#include "hase/base/seconds_text.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -108,7 +109,7 @@ Result<ArgvResult> RunArgv(const std::vector<std::string>& argv, double timeout_
   }
   if (exec_errno != 0) return Status::IO("cannot run " + argv[0] + ": " + std::strerror(exec_errno), argv[0]);
   if (timed_out) {
-    return Status::IO(argv[0] + " timed out after " + std::to_string(static_cast<int>(timeout_s + 0.5)) + " s",
+    return Status::IO(argv[0] + " timed out after " + SecondsText(timeout_s),
                       argv[0]);
   }
   if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);

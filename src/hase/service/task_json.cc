@@ -7,6 +7,7 @@
 #include <string>
 
 #include "hase/sched/task_limits.h"
+#include "hase/service/request_json.h"
 
 namespace hase::service {
 namespace {
@@ -18,35 +19,29 @@ Status Bad(const std::string& field, const std::string& what) {
                                  "see POST /v1/tasks in docs/service.md");
 }
 
-// An integer field; its range is sched::CheckTaskField's (the workload files' rules).
+// An integer field: a JSON number with no fractional part ("batch_size":"8" is refused: the
+// REST API is typed; Kubernetes annotations, which are strings, are converted by the extender).
+// Its range is sched::CheckTaskField's (the workload files' rules).
 Result<int64_t> GetInt(const json& j, const char* field, int64_t def) {
   if (!j.contains(field) || j[field].is_null()) return def;
   const json& v = j[field];
+  const std::string where = "task field '" + std::string(field) + "'";
   int64_t out = 0;
   if (v.is_number_integer()) {
     out = v.get<int64_t>();
   } else if (v.is_number_unsigned()) {  // above INT64_MAX: out of every range
-    HASE_RETURN_IF_ERROR(sched::CheckTaskField(field, static_cast<double>(v.get<uint64_t>()),
-                                               "task field '" + std::string(field) + "'"));
+    HASE_RETURN_IF_ERROR(sched::CheckTaskField(field, static_cast<double>(v.get<uint64_t>()), where));
     return Bad(field, "is out of range");
   } else if (v.is_number_float() && std::isfinite(v.get<double>()) &&
              std::floor(v.get<double>()) == v.get<double>()) {
-    HASE_RETURN_IF_ERROR(sched::CheckTaskField(field, v.get<double>(),
-                                               "task field '" + std::string(field) + "'"));
+    HASE_RETURN_IF_ERROR(sched::CheckTaskField(field, v.get<double>(), where));
     out = static_cast<int64_t>(v.get<double>());
-  } else if (v.is_string()) {  // Kubernetes annotations are strings; accept "8" too
-    try {
-      size_t n = 0;
-      out = std::stoll(v.get<std::string>(), &n);
-      if (n != v.get<std::string>().size()) return Bad(field, "is not an integer");
-    } catch (const std::exception&) {
-      return Bad(field, "is not an integer (or out of range)");
-    }
+  } else if (v.is_number_float()) {
+    return Bad(field, "must be an integer, not " + DescribeJsonValue(v));
   } else {
-    return Bad(field, "is not an integer");
+    return Bad(field, "must be an integer (a JSON number), not " + DescribeJsonValue(v));
   }
-  HASE_RETURN_IF_ERROR(sched::CheckTaskField(field, static_cast<double>(out),
-                                             "task field '" + std::string(field) + "'"));
+  HASE_RETURN_IF_ERROR(sched::CheckTaskField(field, static_cast<double>(out), where));
   return out;
 }
 
@@ -85,7 +80,7 @@ Status CheckFields(const json& j) {
 
 Result<std::string> GetString(const json& j, const char* field) {
   if (!j.contains(field) || j[field].is_null()) return std::string();
-  if (!j[field].is_string()) return Bad(field, "is not a string");
+  if (!j[field].is_string()) return Bad(field, "must be a string, not " + DescribeJsonValue(j[field]));
   return j[field].get<std::string>();
 }
 
@@ -94,7 +89,10 @@ json Or0(double v) { return v > 0 ? json(v) : json(nullptr); }
 }  // namespace
 
 Result<TaskSpec> TaskSpecFromJson(const json& j) {
-  if (!j.is_object()) return Status::InvalidArgument("task body is not a JSON object");
+  if (!j.is_object()) {
+    return Status::InvalidArgument("task body must be a JSON object, not " + DescribeJsonValue(j), "body",
+                                   "see POST /v1/tasks in docs/service.md");
+  }
   HASE_RETURN_IF_ERROR(CheckFields(j));
   TaskSpec s;
   HASE_ASSIGN_OR_RETURN(s.key, GetString(j, "key"));
@@ -127,7 +125,9 @@ Result<TaskSpec> TaskSpecFromJson(const json& j) {
   HASE_ASSIGN_OR_RETURN(int64_t prio, GetInt(j, "priority", 0));
   s.priority = static_cast<int>(prio);
   if (j.contains("memory_mib") && !j["memory_mib"].is_null()) {
-    if (!j["memory_mib"].is_number()) return Bad("memory_mib", "must be a number (MiB)");
+    if (!j["memory_mib"].is_number()) {
+      return Bad("memory_mib", "must be a number (MiB), not " + DescribeJsonValue(j["memory_mib"]));
+    }
     HASE_RETURN_IF_ERROR(sched::CheckTaskField("memory_mib", j["memory_mib"].get<double>(),
                                                "task field 'memory_mib'"));
     s.memory_mib = j["memory_mib"].get<double>();
@@ -151,6 +151,21 @@ json TaskSpecToJson(const TaskSpec& s) {
               {"num_batches", s.num_batches}, {"priority", s.priority},
               {"memory_mib", s.memory_mib}, {"gpus", s.gpus},    {"command", s.command},
               {"pod", s.pod}, {"runtime", s.runtime.empty() ? json(nullptr) : json(s.runtime)}};
+}
+
+std::string TaskSpecDifference(const TaskSpec& stored, const TaskSpec& sent) {
+  const json a = TaskSpecToJson(stored), b = TaskSpecToJson(sent);
+  std::string out;
+  auto shown = [](const json& v) {
+    std::string d = v.dump(-1, ' ', false, json::error_handler_t::replace);
+    return d.size() > 40 ? d.substr(0, 40) + "..." : d;
+  };
+  for (const auto& [field, before] : a.items()) {
+    const json& now = b.contains(field) ? b[field] : json(nullptr);
+    if (before == now) continue;
+    out += (out.empty() ? "" : "; ") + field + " " + shown(before) + " before, " + shown(now) + " now";
+  }
+  return out;
 }
 
 json TaskRecordToJson(const TaskRecord& r) {

@@ -9,6 +9,8 @@
 // "reason", "attempts".
 #pragma once
 
+#include <string>
+
 #include <nlohmann/json.hpp>
 
 #include "hase/base/status.h"
@@ -21,5 +23,9 @@ namespace hase::service {
 Result<TaskSpec> TaskSpecFromJson(const nlohmann::json& j);
 nlohmann::json TaskSpecToJson(const TaskSpec& spec);
 nlohmann::json TaskRecordToJson(const TaskRecord& r);
+// How `sent` differs from `stored`, field by field in TaskSpecToJson's terms, for people:
+// `batch_size 8 before, 16 now; command "a" before, "b" now`. "" when they are the same task
+// (a "samples" body and the "num_batches" it comes to are the same).
+std::string TaskSpecDifference(const TaskSpec& stored, const TaskSpec& sent);
 
 }  // namespace hase::service

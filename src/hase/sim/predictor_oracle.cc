@@ -9,6 +9,14 @@
 
 namespace hase::sim {
 
+double ModelMemoryNeedMib(const KernelList& list) {
+  double peak_act = 0;
+  for (const Kernel& k : list.kernels) {
+    peak_act = std::max(peak_act, static_cast<double>(k.activation_bytes_read + k.bytes_written));
+  }
+  return kRuntimeOverheadMib + (4.0 * static_cast<double>(list.total_parameters()) + 2.0 * peak_act) / (1024.0 * 1024.0);
+}
+
 Status SetRuntimeAndPrecision(const std::string& runtime, const std::string& precision,
                               PredictorOracleOptions& options) {
   if (!precision.empty()) {
@@ -70,16 +78,10 @@ Result<sched::TaskProfile> PredictorOracle::Profile(const sched::Task& task,
     po.precision = options_.precision;
     HASE_ASSIGN_OR_RETURN(ModelLatency ml,
                           PredictModel(**kl, **gpu, LoadSnapshot::Idle(), po));
-    double peak_act = 0;
-    for (const Kernel& k : (*kl)->kernels) {
-      peak_act = std::max(peak_act, static_cast<double>(k.activation_bytes_read + k.bytes_written));
-    }
     sched::TaskProfile p;
     p.isolated_ms = ml.latency_ms;
     p.demand = std::clamp(ml.demand, 0.01, 1.0);
-    p.memory_mib = kRuntimeOverheadMib +
-                   (4.0 * static_cast<double>((*kl)->total_parameters()) + 2.0 * peak_act) /
-                       (1024.0 * 1024.0);
+    p.memory_mib = ModelMemoryNeedMib(**kl);
     return p;
   }();
   {

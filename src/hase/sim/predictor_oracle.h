@@ -34,6 +34,10 @@ namespace hase::sim {
 
 inline constexpr double kRuntimeOverheadMib = 600;  // CUDA context + ORT arena, MiB
 
+// The GPU memory one batch of `list` needs, MiB: the memory_mib formula above (what the
+// scheduler's fit checks use for a task without Task::memory_mib; `hase predict` warns with it).
+double ModelMemoryNeedMib(const KernelList& list);
+
 struct PredictorOracleOptions {
   std::string models_dir = "models";  // where zoo names are looked up
   // How tasks without their own Task::runtime run (predict/runtime_profile.h): fusion profile,

@@ -87,28 +87,10 @@ Status DcgmScraper::ScrapeOnce() {
 }
 
 void DcgmScraper::Start() {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (thread_.joinable()) return;
-  stop_ = false;
-  thread_ = std::thread([this] {
-    for (;;) {
-      (void)ScrapeOnce();  // failures are recorded in health_
-      std::unique_lock<std::mutex> l(mu_);
-      if (cv_.wait_for(l, std::chrono::duration<double>(options_.interval_s), [this] { return stop_; })) {
-        return;
-      }
-    }
-  });
+  loop_.Start(options_.interval_s, [this] { (void)ScrapeOnce(); });  // failures are recorded in health_
 }
 
-void DcgmScraper::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+void DcgmScraper::Stop() { loop_.Stop(); }
 
 TelemetryHealth DcgmScraper::Health() const {
   const double now = options_.now_s();
@@ -125,17 +107,7 @@ TelemetryHealth DcgmScraper::Health() const {
                                       t.consecutive_failures, t.last_error));
     }
   }
-  const std::vector<GpuObservation> all = table_.All(now);
-  AddFieldHealth(all, h, options_.nodes);
-  for (const GpuObservation& g : all) {
-    h.max_age_s = std::max(h.max_age_s, g.load.age_s);
-    if (g.key.gpu_instance >= 0) continue;  // dated as its GPU, which is reported
-    if (g.load.age_s > options_.stale_after_s) {
-      h.reasons.push_back(fmt::format("telemetry: {} gpu {} stale ({:.0f} s old > {:.0f} s)", g.key.host,
-                                      g.key.index, g.load.age_s, options_.stale_after_s));
-    }
-  }
-  h.degraded = !h.reasons.empty();
+  AddGpuHealth(table_.All(now), options_.stale_after_s, options_.nodes, h);
   return h;
 }
 

@@ -14,17 +14,16 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <functional>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "hase/base/status.h"
 #include "hase/telemetry/gpu_load_table.h"
 #include "hase/telemetry/load_source.h"
 #include "hase/telemetry/node_map.h"
+#include "hase/telemetry/periodic_thread.h"
 
 namespace hase::telemetry {
 
@@ -83,9 +82,7 @@ class DcgmScraper final : public LoadSource {
   std::vector<TargetHealth> health_;  // guarded by mu_, one per target
   std::vector<std::vector<std::string>> unresolved_;  // guarded by mu_, per target: last scrape
   bool scraped_once_ = false;         // guarded by mu_
-  std::condition_variable cv_;
-  bool stop_ = false;                 // guarded by mu_
-  std::thread thread_;
+  PeriodicThread loop_;  // last: stopped before the members its rounds use go
 };
 
 }  // namespace hase::telemetry

@@ -1,4 +1,5 @@
 #include "hase/telemetry/http_get.h"
+#include "hase/base/seconds_text.h"
 
 #include <chrono>
 #include <charconv>
@@ -75,11 +76,11 @@ Result<HttpResponse> HttpFetch(std::string_view url, double timeout_s, size_t ma
   }
   if (too_slow) {
     return Status::IO("GET " + std::string(url) + ": response not complete within " +
-                      std::to_string(deadline_s) + " s", "", "the endpoint sends too slowly");
+                      SecondsText(deadline_s), "", "the endpoint sends too slowly");
   }
   if (!res) {
     return Status::IO("GET " + std::string(url) + " failed: " + httplib::to_string(res.error()), "",
-                      "check that the endpoint is up and answers within " + std::to_string(timeout_s) + " s");
+                      "check that the endpoint is up and answers within " + SecondsText(timeout_s));
   }
   return HttpResponse{res->status, std::move(body)};
 }

@@ -1,7 +1,10 @@
 #include "hase/telemetry/load_source.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
+#include "hase/base/seconds_text.h"
 #include "hase/telemetry/dcgm_fields.h"
 
 namespace hase::telemetry {
@@ -26,6 +29,20 @@ std::string Names(const std::vector<const GpuObservation*>& gpus) {
 unsigned Bit(std::string_view field) { return 1u << DcgmFieldIndex(field); }
 
 }  // namespace
+
+void AddGpuHealth(const std::vector<GpuObservation>& gpus, double stale_after_s, const NodeMap& map,
+                  TelemetryHealth& health) {
+  AddFieldHealth(gpus, health, map);
+  for (const GpuObservation& g : gpus) {
+    health.max_age_s = std::max(health.max_age_s, g.load.age_s);
+    if (g.key.gpu_instance >= 0) continue;  // dated as its GPU, which is reported
+    if (g.load.age_s > stale_after_s) {
+      health.reasons.push_back(fmt::format("telemetry: {} gpu {} stale ({} old > {})", g.key.host, g.key.index,
+                                           SecondsText(g.load.age_s), SecondsText(stale_after_s)));
+    }
+  }
+  health.degraded = !health.reasons.empty();
+}
 
 void AddFieldHealth(const std::vector<GpuObservation>& gpus, TelemetryHealth& health, const NodeMap& map) {
   if (gpus.empty()) return;

@@ -78,4 +78,11 @@ class LoadSource {
 void AddFieldHealth(const std::vector<GpuObservation>& gpus, TelemetryHealth& health,
                     const NodeMap& map = {});
 
+// What every load source's Health adds for its GPUs: AddFieldHealth (with `map`), the oldest
+// reading (max_age_s) and a reason per whole GPU whose reading is older than `stale_after_s` s
+// ("telemetry: a gpu 0 stale (12.3 s old > 10 s)"; a MIG instance is dated as its GPU); then
+// degraded = any reason.
+void AddGpuHealth(const std::vector<GpuObservation>& gpus, double stale_after_s, const NodeMap& map,
+                  TelemetryHealth& health);
+
 }  // namespace hase::telemetry

@@ -1,4 +1,5 @@
 #include "hase/telemetry/prom_api_client.h"
+#include "hase/base/seconds_text.h"
 
 #include <cmath>
 
@@ -110,7 +111,7 @@ Result<std::vector<PromSample>> PromApiClient::Query(std::string_view promql,
     std::string why = fetched.status().message();
     if (const size_t p = why.find(" failed: "); p != std::string::npos) why = why.substr(p + 9);
     return Status::IO("Prometheus at " + options_.base_url + " did not answer: " + why, "",
-                      "is it up at that address, and answering within " + fmt::format("{:g}", options_.timeout_s) + " s?");
+                      "is it up at that address, and answering within " + SecondsText(options_.timeout_s) + "?");
   }
   HttpResponse& resp = *fetched;
   if (resp.status != 200) {

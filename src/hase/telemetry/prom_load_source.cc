@@ -1,4 +1,5 @@
 #include "hase/telemetry/prom_load_source.h"
+#include "hase/base/seconds_text.h"
 
 #include <algorithm>
 #include <chrono>
@@ -30,7 +31,7 @@ Status PromLoadSource::RefreshOnce() {
   if (!got.ok()) {
     st = got.status();
   } else if (got->empty()) {
-    st = Status::NotFound("no DCGM series in the last " + fmt::format("{:g}", options_.window_s) + " s",
+    st = Status::NotFound("no DCGM series in the last " + SecondsText(options_.window_s),
                           options_.base_url + (options_.selector.empty() ? "" : " " + options_.selector),
                           "is Prometheus scraping dcgm-exporter, and does --selector match its series?");
   } else {
@@ -57,26 +58,10 @@ Status PromLoadSource::RefreshOnce() {
 }
 
 void PromLoadSource::Start() {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (thread_.joinable()) return;
-  stop_ = false;
-  thread_ = std::thread([this] {
-    for (;;) {
-      (void)RefreshOnce();  // failures are recorded in health_
-      std::unique_lock<std::mutex> l(mu_);
-      if (cv_.wait_for(l, std::chrono::duration<double>(options_.interval_s), [this] { return stop_; })) return;
-    }
-  });
+  loop_.Start(options_.interval_s, [this] { (void)RefreshOnce(); });  // failures are recorded in health_
 }
 
-void PromLoadSource::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+void PromLoadSource::Stop() { loop_.Stop(); }
 
 TelemetryHealth PromLoadSource::Health() const {
   const double now = options_.now_s();
@@ -91,17 +76,7 @@ TelemetryHealth PromLoadSource::Health() const {
     }
     h.reasons.insert(h.reasons.end(), unresolved_.begin(), unresolved_.end());
   }
-  const std::vector<GpuObservation> all = table_.All(now);
-  AddFieldHealth(all, h, options_.nodes);
-  for (const GpuObservation& g : all) {
-    h.max_age_s = std::max(h.max_age_s, g.load.age_s);
-    if (g.key.gpu_instance >= 0) continue;  // dated as its GPU, which is reported
-    if (g.load.age_s > options_.stale_after_s) {
-      h.reasons.push_back(fmt::format("telemetry: {} gpu {} stale ({:.0f} s old > {:.0f} s)", g.key.host,
-                                      g.key.index, g.load.age_s, options_.stale_after_s));
-    }
-  }
-  h.degraded = !h.reasons.empty();
+  AddGpuHealth(table_.All(now), options_.stale_after_s, options_.nodes, h);
   return h;
 }
 

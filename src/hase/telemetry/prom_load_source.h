@@ -12,15 +12,14 @@
 // Thread-safety: all public methods may be called from any thread.
 #pragma once
 
-#include <condition_variable>
 #include <functional>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "hase/telemetry/load_source.h"
 #include "hase/telemetry/node_map.h"
+#include "hase/telemetry/periodic_thread.h"
 #include "hase/telemetry/prom_api_client.h"
 
 namespace hase::telemetry {
@@ -62,9 +61,7 @@ class PromLoadSource final : public LoadSource {
   TargetHealth health_;                  // guarded by mu_
   std::vector<std::string> unresolved_;  // guarded by mu_: last good round
   bool refreshed_once_ = false;          // guarded by mu_
-  std::condition_variable cv_;
-  bool stop_ = false;                    // guarded by mu_
-  std::thread thread_;
+  PeriodicThread loop_;  // last: stopped before the members its rounds use go
 };
 
 }  // namespace hase::telemetry
