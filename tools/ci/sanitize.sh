@@ -11,7 +11,7 @@ cd "$(dirname "$0")/../.."
 jobs=2
 if [[ "${1:-}" == "-j" ]]; then jobs="$2"; fi
 targets=(telemetry_parse_test telemetry_http_test graph_onnx_loader_test kernels_test
-         service_test service_api_test service_guard_test fuzz_test)
+         service_test service_api_test service_guard_test service_kube_test fuzz_test)
 start=$(date +%s)
 cmake --preset asan >/dev/null
 help=$(cmake --build build-asan --target help)
