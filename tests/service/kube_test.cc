@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <deque>
 #include <filesystem>
+#include <future>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -123,10 +124,15 @@ class FakeApiServer {
     });
     server_.Get("/api/v1/pods", [this](const httplib::Request& req, httplib::Response& res) {
       if (req.get_param_value("watch") != "1") {
-        std::lock_guard<std::mutex> l(mu_);
-        ++lists_;
+        std::unique_lock<std::mutex> l(mu_);
+        // The answer is the state when the list was asked for, however late it arrives.
         json items = json::array();
         for (auto& [k, p] : pods_) items.push_back(p);
+        const int delay_ms = list_delay_ms_;
+        l.unlock();
+        std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+        l.lock();
+        ++lists_;
         res.set_content(json{{"kind", "PodList"}, {"apiVersion", "v1"}, {"metadata", {{"resourceVersion", std::to_string(rv_)}}}, {"items", items}}.dump(),
                         "application/json");
         return;
@@ -184,6 +190,10 @@ class FakeApiServer {
     std::lock_guard<std::mutex> l(mu_);
     return pods_.at(key);
   }
+  void SetListDelay(int ms) {
+    std::lock_guard<std::mutex> l(mu_);
+    list_delay_ms_ = ms;
+  }
   void SetMode(BindMode m) {
     std::lock_guard<std::mutex> l(mu_);
     mode_ = m;
@@ -218,7 +228,7 @@ class FakeApiServer {
   std::map<std::string, json> pods_;
   std::deque<json> events_;
   BindMode mode_ = BindMode::kNormal;
-  int binding_posts_ = 0, lists_ = 0, watches_ = 0, deletes_ = 0, rv_ = 100;
+  int binding_posts_ = 0, lists_ = 0, watches_ = 0, deletes_ = 0, rv_ = 100, list_delay_ms_ = 0;
   bool stop_ = false;
 };
 
@@ -412,7 +422,7 @@ TEST_F(KubeTest, PodWatcherEndsTasksFromListAndWatch) {
   EXPECT_EQ(Task("uid-ok")->state, TaskState::kSucceeded);
   EXPECT_EQ(Task("uid-gone")->state, TaskState::kCancelled);
   EXPECT_NE(Task("uid-gone")->reason.find("no longer exists"), std::string::npos) << Task("uid-gone")->reason;
-  EXPECT_EQ(Task("uid-bad")->state, TaskState::kRunning);
+  EXPECT_EQ(Task("uid-bad")->state, TaskState::kRunning) << Task("uid-bad")->reason;
   // Watch: "bad" fails with exit code 3 (the container's), "still" is deleted.
   api_.Update("jobs/bad", [](json& p) {
     p["status"]["phase"] = "Failed";
@@ -432,6 +442,22 @@ TEST_F(KubeTest, PodWatcherEndsTasksFromListAndWatch) {
   int running = 0;
   for (const GpuView& g : daemon_->Gpus()) running += g.running;
   EXPECT_LE(running, 1);  // at most the REST task
+}
+
+// A pod bound while a list is in flight is not in that list; it must not be taken as gone.
+TEST_F(KubeTest, PodBoundDuringAListIsNotCancelledByIt) {
+  api_.SetListDelay(400);
+  auto resync = std::async(std::launch::async, [&] { return kube_->watcher().ResyncOnce(); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the list was asked for
+  api_.AddPod(MakePod("jobs", "late", "uid-late"));
+  Filter(MakePod("jobs", "late", "uid-late"));
+  ASSERT_EQ(Bind("jobs", "late", "uid-late", "a"), "");
+  ASSERT_TRUE(resync.get().ok());
+  EXPECT_EQ(Task("uid-late")->state, TaskState::kRunning) << Task("uid-late")->reason;
+  api_.SetListDelay(0);
+  // The next list has it: still running.
+  ASSERT_TRUE(kube_->watcher().ResyncOnce().ok());
+  EXPECT_EQ(Task("uid-late")->state, TaskState::kRunning) << Task("uid-late")->reason;
 }
 
 TEST_F(KubeTest, CancelDeletesThePodWithItsUid) {

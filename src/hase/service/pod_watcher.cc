@@ -101,11 +101,14 @@ void PodWatcher::Apply(const std::string& type, const json& pod) {
 }
 
 Result<std::string> PodWatcher::ResyncOnce() {
+  // Only pods watched before the list was asked for can be judged absent from it: a pod bound
+  // while the list was in flight is not in it yet.
+  const std::vector<WatchedPod> watched = watched_();
   HASE_ASSIGN_OR_RETURN(json list, client_.ListPods(options_.label_selector));
   std::map<std::string, const json*> by_uid;
   for (const json& pod : list["items"]) by_uid[Str(pod, "metadata", "uid")] = &pod;
   const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  for (const WatchedPod& w : watched_()) {
+  for (const WatchedPod& w : watched) {
     auto it = by_uid.find(w.uid);
     if (it == by_uid.end()) {
       TaskEnd end;

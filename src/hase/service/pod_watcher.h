@@ -10,7 +10,8 @@
 //   status.phase Failed                     → kExited, exit code = the first non-zero
 //                                             containerStatuses[].state.terminated.exitCode,
 //                                             else 1
-//   DELETED event, or absent from a full list → kCancelled (the pod is gone; nothing runs)
+//   DELETED event, or absent from a full list → kCancelled (the pod is gone; nothing runs; only
+//                                             pods watched before the list was asked for)
 //   a pod with that name but another UID     → the old pod is gone: kCancelled
 // Pending/Running/Unknown report nothing. Pods not in `watched` are never reported.
 //

@@ -1,0 +1,155 @@
+// Placements asked from outside the daemon's queue: whether a model can be priced, predicted
+// completions per GPU (the extender's filter/score), /v1/advise, and binding a pod
+// kube-scheduler sends (BindExternal → the backend). Part of Daemon (daemon.h).
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "hase/service/daemon.h"
+#include "hase/service/daemon_internal.h"
+
+namespace hase::service {
+
+using internal::UnpredictableModel;
+
+Status Daemon::CheckPredictable(const sched::Task& task) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const sched::CycleState cycle = CycleForLocked(task);
+  for (const auto& p : cycle.profile) {
+    if (p.ok()) return Status::OK();
+  }
+  return cycle.profile.empty() ? Status::NotFound("the cluster has no GPU types") : cycle.profile.front().status();
+}
+
+std::vector<double> Daemon::PredictCompletion(const sched::Task& task) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return CompletionsLocked(task, CycleForLocked(task));
+}
+
+Result<Advice> Daemon::Advise(const TaskSpec& submitted) const {
+  TaskRecord probe;
+  probe.spec = submitted;
+  if (probe.spec.runtime.empty()) probe.spec.runtime = options_.default_runtime;
+  const std::vector<double> completion = PredictCompletion(probe.ToSchedTask());
+  int best = -1;
+  for (const sched::Gpu& g : cluster_.gpus) {
+    if (std::isfinite(completion[g.id]) && (best < 0 || completion[g.id] < completion[best])) best = g.id;
+  }
+  if (best < 0) {
+    // A model nobody can predict is a bad request, as for POST /v1/tasks (not "no GPU now").
+    if (Status st = CheckPredictable(probe.ToSchedTask()); !st.ok()) return UnpredictableModel(submitted.model, st);
+    return Status::NotFound("no GPU can host model '" + submitted.model + "' now", "advise",
+                            "check the model name and memory_mib; GET /v1/gpus shows the GPUs");
+  }
+  const sched::Gpu& g = cluster_.gpus[best];
+  Advice a;
+  a.gpu = best;
+  a.node = g.node;
+  a.index = g.index;
+  a.gpu_type = cluster_.types[g.type].name;
+  a.native = backend_ ? backend_->NativeResource(g.node, a.gpu_type) : "";
+  a.predicted_end_s = completion[best];
+  return a;
+}
+
+Result<TaskRecord> Daemon::BindExternal(const TaskSpec& spec, const std::string& node) {
+  if (!backend_ || !backend_->RunsPods()) {
+    return Status::InvalidArgument("hase was started without --kube-api, so it cannot bind pods", "",
+                                   "give --kube-api (a kubectl proxy URL or in-cluster), or drop bindVerb from the "
+                                   "extender configuration");
+  }
+  {
+    bool known = false;
+    for (const sched::Gpu& g : cluster_.gpus) known = known || g.node == node;
+    if (!known) return Status::NotFound("no node '" + node + "' in the cluster");
+  }
+  sched::Task t;
+  {
+    TaskRecord probe;
+    probe.spec = spec;
+    t = probe.ToSchedTask();
+  }
+  const std::vector<double> completion = PredictCompletion(t);
+  int best = -1;
+  for (const sched::Gpu& g : cluster_.gpus) {
+    if (g.node == node && std::isfinite(completion[g.id]) && (best < 0 || completion[g.id] < completion[best])) best = g.id;
+  }
+  if (best < 0) {
+    return Status::InvalidArgument(fmt::format("no GPU of node {} can host {} now (memory, failed GPUs)", node, spec.model),
+                                   "", "kube-scheduler retries the pod; its filter step now excludes the node");
+  }
+  HASE_ASSIGN_OR_RETURN(TaskStore::Inserted ins, store_->Insert(spec, Now()));
+  if (!ins.created) {
+    metrics_.CountDuplicate();
+    if (auto r = Get(ins.record.id)) return *r;
+    return ins.record;
+  }
+  metrics_.CountSubmitted();
+  t = ins.record.ToSchedTask();
+  LaunchRequest request;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    TaskRecord& r = tasks_[ins.record.id] = ins.record;
+    const double now = Now();
+    state_.now_ms = ToMs(now);
+    sched::CycleState cycle = CycleForLocked(t);
+    sched::Decision dec;
+    dec.kind = sched::Decision::Kind::kBind;
+    dec.gpu = best;
+    dec.start_ms = ToMs(now);
+    dec.end_ms = ToMs(completion[best]);
+    policy_->Commit(t, dec, cycle, state_);
+    const sched::Gpu& gpu = cluster_.gpus[best];
+    r.gpu = best;
+    r.node = gpu.node;
+    r.gpu_index = gpu.index;
+    r.placed_s = r.started_s = now;
+    r.predicted_start_s = now;
+    r.predicted_end_s = completion[best];
+    r.predicted_isolated_ms = cycle.profile[gpu.type].ok() ? cycle.profile[gpu.type]->isolated_ms : 0;
+    r.attempts = 1;
+    r.state = TaskState::kRunning;
+    binding_.insert(r.id);  // the pass thread must not bind it too
+    request = LaunchRequestLocked(r);
+    // Journalled before the binding (backend.h's contract): after a kill -9, Recover finds the
+    // pod bound (watched) or not (bound then).
+    if (Status st = PersistLocked({r.id}); !st.ok()) {
+      binding_.erase(r.id);
+      RemoveFromGpuLocked(r);
+      tasks_.erase(r.id);
+      (void)store_->Erase(ins.record.id);
+      return st;
+    }
+  }
+  Result<int64_t> handle = backend_->Launch(request);  // the v1.Binding, outside the lock
+  std::lock_guard<std::mutex> lock(mu_);
+  binding_.erase(request.task_id);
+  auto it = tasks_.find(request.task_id);
+  if (it == tasks_.end()) return Status::Internal("task " + std::to_string(request.task_id) + " vanished while binding");
+  TaskRecord& r = it->second;
+  if (!handle.ok()) {
+    // Nothing ran and the pod is still pending: no phantom load, no journal row.
+    const int gpu = r.gpu;
+    std::vector<int64_t> changed;
+    RemoveFromGpuLocked(r);
+    tasks_.erase(it);
+    unsynced_.erase(request.task_id);
+    (void)store_->Erase(request.task_id);
+    PromoteLocked(gpu, Now(), changed);
+    (void)PersistLocked(changed);
+    LaunchLocked(changed);
+    dirty_ = true;
+    cv_.notify_all();
+    return handle.status();
+  }
+  if (r.state == TaskState::kRunning && r.attempts == request.attempt) {
+    r.pid = *handle;
+    (void)PersistLocked({r.id});
+  } else if (r.state == TaskState::kCancelled) {
+    backend_->Cancel(request.task_id, request.attempt);  // cancelled while binding
+  }
+  return r;
+}
+
+}  // namespace hase::service
