@@ -46,6 +46,7 @@ struct Attribute {
   bool tensor_raw = false;       // kTensor: `s` holds the tensor's raw_data
 
   static Attribute Int(int64_t v) { Attribute a; a.kind = Kind::kInt; a.ints = {v}; return a; }
+  static Attribute Float(float v) { Attribute a; a.kind = Kind::kFloat; a.floats = {v}; return a; }
   static Attribute Str(std::string v) { Attribute a; a.kind = Kind::kString; a.s = std::move(v); return a; }
   static Attribute Ints(std::vector<int64_t> v) { Attribute a; a.kind = Kind::kInts; a.ints = std::move(v); return a; }
 };

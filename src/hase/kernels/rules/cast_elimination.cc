@@ -16,10 +16,7 @@ std::optional<graph::NodeId> CastElimination::Match(const graph::Graph& g, graph
 }
 
 RuleEffect CastElimination::Apply(graph::Graph& g, const graph::NodeId& id) const {
-  const std::string x = g.node(id).inputs[0];
-  const std::string y = g.node(id).outputs[0];
-  g.RemoveNode(id);
-  g.ReplaceUses(y, x);
+  BypassNode(g, id);
   return RuleEffect::kRemovedAnchor;
 }
 

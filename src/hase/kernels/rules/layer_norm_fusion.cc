@@ -115,10 +115,7 @@ RuleEffect LayerNormFusion::Apply(graph::Graph& g, const LayerNormFound& f) cons
   n.order_key = g.NewOrderKey();  // ORT adds the fused node anew
   n.attributes.clear();
   n.attributes["axis"] = graph::Attribute::Int(f.axis);
-  graph::Attribute eps;
-  eps.kind = graph::Attribute::Kind::kFloat;
-  eps.floats = {f.epsilon};
-  n.attributes["epsilon"] = eps;
+  n.attributes["epsilon"] = graph::Attribute::Float(f.epsilon);
   return RuleEffect::kModified;
 }
 

@@ -51,10 +51,7 @@ RuleEffect QuickGeluFusion::Apply(graph::Graph& g, const QuickGeluFound& f) cons
   s.op_type = "QuickGelu";
   s.order_key = g.NewOrderKey();  // ORT adds the fused node anew
   s.domain = "com.microsoft";
-  graph::Attribute a;
-  a.kind = graph::Attribute::Kind::kFloat;
-  a.floats = {f.alpha};
-  s.attributes["alpha"] = a;
+  s.attributes["alpha"] = graph::Attribute::Float(f.alpha);
   return RuleEffect::kModified;
 }
 

@@ -40,4 +40,11 @@ void AbsorbConsumer(graph::Graph& g, graph::NodeId anchor, graph::NodeId consume
   g.SetOutputs(anchor, c.outputs);
 }
 
+void BypassNode(graph::Graph& g, graph::NodeId id) {
+  const std::string x = g.node(id).inputs[0];
+  const std::string y = g.node(id).outputs[0];
+  g.RemoveNode(id);
+  g.ReplaceUses(y, x);
+}
+
 }  // namespace hase::kernels::rules

@@ -23,4 +23,8 @@ int32_t ElemType(const graph::Graph& g, const std::string& value);
 // fused_ops (when `record_op`) and its source nodes; consumer is removed.
 void AbsorbConsumer(graph::Graph& g, graph::NodeId anchor, graph::NodeId consumer, bool record_op);
 
+// Removes node `id` (an identity in effect: Dropout at inference, a Cast to its own type) and
+// points every use of its first output at its first input.
+void BypassNode(graph::Graph& g, graph::NodeId id);
+
 }  // namespace hase::kernels::rules

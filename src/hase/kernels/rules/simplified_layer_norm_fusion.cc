@@ -74,10 +74,7 @@ RuleEffect SimplifiedLayerNormFusion::Apply(graph::Graph& g,
   n.source_nodes.insert(n.source_nodes.begin(), sources.begin(), sources.end());
   n.attributes.clear();
   n.attributes["axis"] = graph::Attribute::Int(f.axis);
-  graph::Attribute eps;
-  eps.kind = graph::Attribute::Kind::kFloat;
-  eps.floats = {f.epsilon};
-  n.attributes["epsilon"] = eps;
+  n.attributes["epsilon"] = graph::Attribute::Float(f.epsilon);
   return RuleEffect::kRemovedAnchor;
 }
 
