@@ -81,11 +81,7 @@ ZOO = {
     "view_flatten_cnn": (lambda: ViewFlattenCnn(), 224, 1.008618, 0.080482304, "hand count, ViewFlattenCnn"),
 }
 FIRST = ["resnet50", "resnet18", "vgg11"]
-# Exported only when named: hase's ort-cpu profile does not yet reproduce onnxruntime-node's
-# graph for them (ORT's shape-dependent folding and ReshapeFusion on their shape subgraphs, and
-# shapes ORT cannot infer with the batch open; issue 12, README "Model zoo"), and every models/*.onnx
-# must match it node for node (tests/kernels/ort_cpu_live_test.cc).
-NOT_IN_ZOO_YET = ["vit_b_16", "swin_t"]
+NOT_IN_ZOO_YET = []  # every model above is in models/ (issue 12 brought vit_b_16 and swin_t in)
 GRAD_EXPORT = {"vit_b_16"}
 
 

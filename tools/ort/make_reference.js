@@ -5,6 +5,7 @@
 // models given), the node types of onnxruntime-node's optimised graph (CPU execution provider,
 // level "extended" unless --level), so that tests can check hase's ort-cpu profile without node.
 // Each model is materialised with HASE_MATERIALIZE (random weights) in a temporary folder first.
+// With models named, only their entries of an existing OUT.json are rewritten.
 // Schema (version 1):
 //   {"schema": "hase.ort_reference.v1", "command": how to regenerate, "ort_version", "level",
 //    "models": {"resnet50": {"file": "models/resnet50.onnx", "num_nodes": 89,
@@ -28,6 +29,9 @@ async function main(argv) {
   const bin = pos[0];
   const outFile = pos[1] && pos[1].endsWith('.json') ? pos[1] : path.join(root, 'tests', 'data', 'ort_cpu_ops.json');
   let models = pos.slice(pos[1] && pos[1].endsWith('.json') ? 2 : 1);
+  // Models named on the command line update their entries of an existing reference; the others
+  // are kept as they are.
+  const keep = models.length > 0 && fs.existsSync(outFile) ? JSON.parse(fs.readFileSync(outFile)).models : {};
   if (models.length === 0) {
     models = fs.readdirSync(path.join(root, 'models')).filter((f) => f.endsWith('.onnx')).sort()
       .map((f) => path.join(root, 'models', f));
@@ -69,7 +73,10 @@ async function main(argv) {
   delete head.models;
   for (const [k, v] of Object.entries(head)) lines.push(`  ${JSON.stringify(k)}: ${JSON.stringify(v)},`);
   lines.push('  "models": {');
-  const names = Object.keys(result.models);
+  for (const [name, m] of Object.entries(keep)) {
+    if (!(name in result.models)) result.models[name] = m;
+  }
+  const names = Object.keys(result.models).sort();
   names.forEach((name, i) => {
     const m = result.models[name];
     lines.push(`    ${JSON.stringify(name)}: {`);

@@ -16,6 +16,11 @@ int64_t Value::elements() const {
   return n;
 }
 
+bool Value::ort_shape_concrete() const {
+  return ort_shape && std::all_of(ort_shape->begin(), ort_shape->end(),
+                                  [](int64_t d) { return d >= 0; });
+}
+
 int64_t Node::IntAttr(const std::string& key, int64_t fallback) const {
   auto it = attributes.find(key);
   if (it == attributes.end() || it->second.ints.empty()) return fallback;
@@ -40,6 +45,7 @@ Graph Graph::Clone() const {
   g.consumers_ = consumers_;
   g.next_order_key_ = next_order_key_;
   g.batch_symbolic_ = batch_symbolic_;
+  g.has_ort_view_ = has_ort_view_;
   return g;
 }
 

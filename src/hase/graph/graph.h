@@ -51,6 +51,11 @@ struct Attribute {
   static Attribute Ints(std::vector<int64_t> v) { Attribute a; a.kind = Kind::kInts; a.ints = std::move(v); return a; }
 };
 
+// Dim codes of Value::ort_shape: ≥ 0 a known dim, kOrtUnknownDim unknown, ≤ kOrtFirstSymbol a
+// named symbolic dim of the file (the same code for the same name, e.g. every "batch").
+constexpr int64_t kOrtUnknownDim = -1;
+constexpr int64_t kOrtFirstSymbol = -2;
+
 // A tensor: graph input, initializer, or any node output.
 struct Value {
   std::string name;
@@ -59,11 +64,18 @@ struct Value {
   std::vector<int64_t> shape;     // dims; -1 where a dim is unknown (only if has_shape)
   bool is_initializer = false;    // constant: an initializer or a folded Constant node
   std::optional<std::vector<double>> constant;  // values, when small and present in the file
+  // ONNX Runtime's view while it optimises the file with its batch open (ort_shape_view.h):
+  // dims (≥ 0 known, -1 unknown, ≤ -2 a named symbolic dim such as "batch"), absent when ORT
+  // does not know the rank; and the int values its constant folding computes, when it does.
+  std::optional<std::vector<int64_t>> ort_shape;
+  std::optional<std::vector<int64_t>> ort_value;
 
   // True when the rank and every dim are known.
   bool shape_known() const;
   // Product of dims; -1 unless shape_known().
   int64_t elements() const;
+  // True when ORT knows every dim (ort_shape present, all ≥ 0).
+  bool ort_shape_concrete() const;
 };
 
 struct Node {
@@ -108,6 +120,9 @@ class Graph {
   // True when the file leaves dim 0 of its first data input symbolic (a dynamic batch): ONNX
   // Runtime optimises such a graph with that dim unknown, whatever batch hase binds.
   void set_batch_symbolic(bool b) { batch_symbolic_ = b; }
+  // True when Value::ort_shape was filled (ort_shape_view.h): an absent ort_shape then means ORT
+  // knows no rank; false when the view could not be computed (rules use the bound shapes).
+  void set_has_ort_view(bool b) { has_ort_view_ = b; }
 
   // ---- queries ----
   const std::string& name() const { return name_; }
@@ -118,7 +133,10 @@ class Graph {
   const std::vector<std::string>& outputs() const { return outputs_; }
   // Opset per domain ("" = ai.onnx); 0 when the domain is not imported.
   int64_t opset(const std::string& domain = "") const;
+  // Every imported domain ("" = ai.onnx) and its opset.
+  const std::map<std::string, int64_t>& opset_imports() const { return opset_imports_; }
   bool batch_symbolic() const { return batch_symbolic_; }
+  bool has_ort_view() const { return has_ort_view_; }
   // The value `name`, or nullptr. The pointer is valid until the next SetValue.
   const Value* FindValue(const std::string& name) const;
   // Live node writing `name`, or kNoNode (graph input, initializer, unknown).
@@ -160,6 +178,7 @@ class Graph {
   std::unordered_map<std::string, std::vector<NodeId>> consumers_;
   int64_t next_order_key_ = 0;
   bool batch_symbolic_ = false;
+  bool has_ort_view_ = false;
 };
 
 }  // namespace hase::graph

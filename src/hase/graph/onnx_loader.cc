@@ -11,6 +11,7 @@
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include "hase/graph/ort_shape_view.h"
 #include "hase/graph/shape_values.h"
 #include "hase/graph/validate_ops.h"
 
@@ -476,6 +477,8 @@ Result<LoadedGraph> LoadOnnxGraph(const std::string& path, const LoadOptions& op
       break;
     }
   }
+  // What ONNX Runtime sees of the file, taken before any dim is bound (ort_shape_view.h).
+  const OrtShapeView ort_view = ComputeOrtShapeView(model);
   {
     Status s = BindInputs(g, options, &out.warnings);
     if (!s.ok()) return s.WithContext(path);
@@ -550,6 +553,17 @@ Result<LoadedGraph> LoadOnnxGraph(const std::string& path, const LoadOptions& op
     n.outputs.assign(np.output().begin(), np.output().end());
     for (const auto& a : np.attribute()) n.attributes[a.name()] = AttributeFromProto(a);
     graph.AddNode(std::move(n));
+  }
+  graph.set_has_ort_view(!ort_view.dims.empty());
+  for (const auto& [name, dims] : ort_view.dims) {
+    const Value* v = graph.FindValue(name);
+    if (v == nullptr) continue;
+    Value with = *v;
+    with.ort_shape = dims;
+    if (auto it = ort_view.values.find(name); it != ort_view.values.end()) {
+      with.ort_value = it->second;
+    }
+    graph.SetValue(std::move(with));
   }
   out.unknown_op_nodes = std::move(unknown_nodes);
   HASE_RETURN_IF_ERROR(CheckTensorSizes(graph, path));

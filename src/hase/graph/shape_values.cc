@@ -163,7 +163,8 @@ std::optional<Ints> SliceValues(const Ints& x, const Ints& d, const Ints& starts
 
 }  // namespace
 
-int ResolveShapeComputedDims(onnx::ModelProto* model) {
+int ResolveShapeComputedDims(onnx::ModelProto* model,
+                             std::unordered_map<std::string, std::vector<int64_t>>* values_out) {
   onnx::GraphProto* g = model->mutable_graph();
   std::unordered_map<std::string, Ints> dims;     // fully known shapes
   std::unordered_map<std::string, int32_t> types;  // element types
@@ -559,6 +560,9 @@ int ResolveShapeComputedDims(onnx::ModelProto* model) {
         if (ok) resolve(out, d, types.count(n.input(0)) ? types[n.input(0)] : 1);
       }
     }
+  }
+  if (values_out) {
+    for (auto& [name, v] : values) (*values_out)[name] = std::move(v);
   }
   return added;
 }

@@ -16,12 +16,20 @@
 // dims downstream. Values that stay unknown are left alone (the loader then reports them).
 #pragma once
 
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
 #include <onnx/onnx_pb.h>
 
 namespace hase::graph {
 
 // Adds value_info for every Reshape/Expand/ConstantOfShape/Pad/Slice output whose dims were
-// unknown and are now computable. Returns how many were added (0 = nothing to do).
-int ResolveShapeComputedDims(onnx::ModelProto* model);
+// unknown and are now computable. Returns how many were added (0 = nothing to do). With
+// `values`, also stores there every integer value it evaluated (name → flattened values).
+int ResolveShapeComputedDims(
+    onnx::ModelProto* model,
+    std::unordered_map<std::string, std::vector<int64_t>>* values = nullptr);
 
 }  // namespace hase::graph

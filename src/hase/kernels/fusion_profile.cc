@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "hase/graph/ort_shape_view.h"
 #include "hase/graph/topological_order.h"
 
 #include "hase/kernels/rules/constant_folding.h"
@@ -18,6 +19,8 @@
 #include "hase/kernels/rules/identity_elimination.h"
 #include "hase/kernels/rules/layer_norm_fusion.h"
 #include "hase/kernels/rules/mat_mul_add_fusion.h"
+#include "hase/kernels/rules/noop_elimination.h"
+#include "hase/kernels/rules/not_where_fusion.h"
 #include "hase/kernels/rules/pad_fusion.h"
 #include "hase/kernels/rules/quick_gelu_fusion.h"
 #include "hase/kernels/rules/reshape_fusion.h"
@@ -35,6 +38,8 @@ void AddBasicRules(RuleList* r) {
   r->push_back(std::make_unique<rules::IdentityElimination>());
   r->push_back(std::make_unique<rules::DropoutElimination>());
   r->push_back(std::make_unique<rules::CastElimination>());
+  r->push_back(std::make_unique<rules::NoopElimination>());
+  r->push_back(std::make_unique<rules::NotWhereFusion>());
   r->push_back(std::make_unique<rules::ConstantSharing>());
   r->push_back(std::make_unique<rules::CommonSubexpressionElimination>());
   r->push_back(std::make_unique<rules::ConstantFolding>());
@@ -99,8 +104,11 @@ int ApplyFusionRules(graph::Graph& g, const RuleList& rules) {
     int this_pass = 0;
     for (const auto& rule : rules) {
       if (pass > 0 && rule->ShouldOnlyApplyOnce()) continue;  // graph_transformer_mgr.cc:L32
+      const int before = this_pass;
       if (rule->IsGraphTransformer()) {
         this_pass += rule->ApplyToGraph(g);
+        // ORT re-resolves the graph (and re-infers its shapes) after a transformer changed it.
+        if (this_pass != before) graph::RefreshOrtShapes(g);
         continue;
       }
       const std::vector<std::string> anchors = rule->AnchorOps();
@@ -113,6 +121,7 @@ int ApplyFusionRules(graph::Graph& g, const RuleList& rules) {
         }
         if (rule->TryApply(g, id) != RuleEffect::kUnchanged) ++this_pass;
       }
+      if (this_pass != before) graph::RefreshOrtShapes(g);
     }
     applied += this_pass;
     if (this_pass == 0) break;

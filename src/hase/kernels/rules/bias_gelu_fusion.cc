@@ -9,15 +9,20 @@ std::optional<BiasGeluFound> BiasGeluFusion::Match(const graph::Graph& g, graph:
   if (!IsOp(add, "Add") || add.inputs.size() != 2) return std::nullopt;
   const graph::Value* a = g.FindValue(add.inputs[0]);
   const graph::Value* b = g.FindValue(add.inputs[1]);
-  if (!a || !b || !a->has_shape || !b->has_shape || a->shape.empty() || b->shape.empty()) {
-    return std::nullopt;
-  }
-  if (a->shape.back() <= 0 || a->shape.back() != b->shape.back()) return std::nullopt;
+  if (!a || !b) return std::nullopt;
+  // The dims ORT reads (NodeArg::Shape(), Value::ort_shape): an operand of unknown rank — a
+  // Reshape to a computed, batch-dependent target upstream — stops the fusion in ORT.
+  const bool ort = g.has_ort_view();
+  if (ort ? (!a->ort_shape || !b->ort_shape) : (!a->has_shape || !b->has_shape)) return std::nullopt;
+  const std::vector<int64_t>& da = ort ? *a->ort_shape : a->shape;
+  const std::vector<int64_t>& db = ort ? *b->ort_shape : b->shape;
+  if (da.empty() || db.empty()) return std::nullopt;
+  if (da.back() == graph::kOrtUnknownDim || da.back() != db.back()) return std::nullopt;
   BiasGeluFound f{id, graph::kNoNode, "", ""};
-  if (a->shape.size() == 1) {
+  if (da.size() == 1) {
     f.x = add.inputs[1];
     f.bias = add.inputs[0];
-  } else if (b->shape.size() == 1) {
+  } else if (db.size() == 1) {
     f.x = add.inputs[0];
     f.bias = add.inputs[1];
   } else {

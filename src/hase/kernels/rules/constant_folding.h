@@ -3,11 +3,12 @@
 // Mirrors ORT's ConstantFolding (onnxruntime/core/optimizer/constant_folding.cc), level 1, all
 // EPs. Conditions: ai.onnx op, at least one input, every non-empty input constant, no output is
 // a graph output, the op is deterministic (not RandomNormal/RandomUniform/…/Multinomial).
-// Shape nodes are not folded here (ORT folds them only when the file's own dims are static,
-// which hase no longer knows after binding the batch): the view-flatten chain goes through
-// ReshapeFusion as in ORT, and a chain left in the graph is kept — under ort-cuda marked
-// cpu_placed (kernels/cpu_placement.h). The loader evaluates such chains once dims are bound
-// (graph/shape_values.h), so the shapes downstream are known either way.
+// A Shape node is folded, as in ORT, when ORT knows every dim of its input (Value::ort_shape,
+// the file's dims with the batch open: graph/ort_shape_view.h) — Swin's window-padding
+// arithmetic over static dims; a Shape of a batch-dependent tensor stays (the view-flatten
+// chain goes through ReshapeFusion as in ORT; a chain left in the graph is kept, under ort-cuda
+// marked cpu_placed: kernels/cpu_placement.h). Folded values take the integers ORT computes
+// (Value::ort_value) when known, so later rules (ReshapeFusion) read them.
 // Mirrors: onnxruntime v1.21.0 onnxruntime/core/optimizer/constant_folding.cc:L134-L345
 //   (ConstantFolding::ApplyImpl: a deterministic node without subgraphs whose inputs are all
 //   constant, L180-L190, is run once on the CPU EP and replaced by initializers, L229-L337),

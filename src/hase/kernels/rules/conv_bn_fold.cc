@@ -35,6 +35,7 @@ RuleEffect ConvBnFold::Apply(graph::Graph& g, const ConvBnFound& f) const {
     bias.elem_type = w ? w->elem_type : 1;
     bias.has_shape = true;
     bias.shape = {w && w->has_shape && !w->shape.empty() ? w->shape[0] : -1};
+    bias.ort_shape = bias.shape;
     bias.is_initializer = true;
     ins.resize(3);
     ins[2] = bias.name;

@@ -18,7 +18,7 @@ using Perm = std::vector<int64_t>;
 // ---- handlers (ORT's handler_map; kUnhandled = listed by ORT, not reproduced here) ----
 enum class Kind {
   kSimple, kBroadcast, kFirstInput, kTranspose, kConcat, kSplit, kReduce, kSqueeze, kUnsqueeze,
-  kSlice, kSoftMax, kShape, kPad, kReshape, kUnhandled
+  kSlice, kSoftMax, kShape, kPad, kReshape, kGather, kUnhandled
 };
 enum class Inputs { kAll, kFirst, kNonScalar };
 
@@ -64,6 +64,7 @@ const HandlerInfo* GetHandler(const Node& n) {
     m["Slice"] = {Kind::kSlice, Inputs::kFirst, true};
     m["Softmax"] = m["Hardmax"] = m["LogSoftmax"] = {Kind::kSoftMax, Inputs::kFirst, true};
     m["Reshape"] = {Kind::kReshape, Inputs::kFirst, false};
+    m["Gather"] = {Kind::kGather, Inputs::kFirst, true};  // onnxruntime-node 1.30; not in v1.21.0
     return m;
   }();
   if (!n.domain.empty() && n.domain != "ai.onnx") return nullptr;
@@ -111,6 +112,13 @@ std::vector<int64_t> PermuteDims(const std::vector<int64_t>& dims, const Perm& p
   std::vector<int64_t> r;
   for (int64_t x : p) r.push_back(dims[x]);
   return r;
+}
+
+// PermuteDims of `dims` when present and of the perm's rank; nullopt otherwise.
+std::optional<std::vector<int64_t>> Permuted(const std::optional<std::vector<int64_t>>& dims,
+                                             const Perm& p) {
+  if (!dims || dims->size() != p.size()) return std::nullopt;
+  return PermuteDims(*dims, p);
 }
 
 bool NormalizeAxes(std::vector<int64_t>& axes, size_t rank) {
@@ -197,9 +205,22 @@ struct Ctx {
     return v->shape;
   }
 
-  // A value named `name` like `like` (dtype) with dims `dims`.
+  // ORT's view of `name`'s dims (Value::ort_shape), nullopt when ORT knows no rank.
+  std::optional<std::vector<int64_t>> OrtShape(const std::string& name) const {
+    const graph::Value* v = g.FindValue(name);
+    if (!v) return std::nullopt;
+    return v->ort_shape;
+  }
+
+  // The dims ORT's checks read (GetValueInfo(…)->Shape()): its view when the graph has one.
+  std::optional<std::vector<int64_t>> CheckedShape(const std::string& name) const {
+    return g.has_ort_view() ? OrtShape(name) : Shape(name);
+  }
+
+  // A value named `name` like `like` (dtype) with dims `dims` and ORT's view `ort_dims`.
   void DeclareValue(const std::string& name, const std::string& like,
-                    std::optional<std::vector<int64_t>> dims) {
+                    std::optional<std::vector<int64_t>> dims,
+                    std::optional<std::vector<int64_t>> ort_dims) {
     graph::Value v;
     if (const graph::Value* l = g.FindValue(like)) v.elem_type = l->elem_type;
     v.name = name;
@@ -207,6 +228,7 @@ struct Ctx {
       v.has_shape = true;
       v.shape = *dims;
     }
+    v.ort_shape = std::move(ort_dims);
     g.SetValue(std::move(v));
   }
 
@@ -216,6 +238,7 @@ struct Ctx {
     v.elem_type = 7;
     v.has_shape = true;
     v.shape = {static_cast<int64_t>(values.size())};
+    v.ort_shape = v.shape;
     v.is_initializer = true;
     v.constant = std::vector<double>(values.begin(), values.end());
     const std::string name = v.name;
@@ -236,9 +259,8 @@ struct Ctx {
   NodeId MakeTranspose(const std::string& input, const Perm& perm) {
     const NodeId t = AddNode("Transpose", {input}, input);
     g.mutable_node(t).attributes["perm"] = graph::Attribute::Ints(perm);
-    auto s = Shape(input);
-    DeclareValue(g.node(t).outputs[0], input,
-                 s && s->size() == perm.size() ? std::optional(PermuteDims(*s, perm)) : std::nullopt);
+    DeclareValue(g.node(t).outputs[0], input, Permuted(Shape(input), perm),
+                 Permuted(OrtShape(input), perm));
     return t;
   }
 
@@ -281,6 +303,13 @@ struct Ctx {
 // ---- cost heuristics ----
 int EstimateValueRank(const Ctx& c, const std::string& name) {
   const graph::Value* v = c.g.FindValue(name);
+  if (c.g.has_ort_view()) {
+    if (!v || !v->ort_shape) return 5;
+    // onnx_transpose_optimization.cc EstimateValueRank: dims ≠ 1, an unknown or symbolic dim
+    // counting as ≠ 1; 5 when ORT knows no rank.
+    return static_cast<int>(std::count_if(v->ort_shape->begin(), v->ort_shape->end(),
+                                          [](int64_t d) { return d != 1; }));
+  }
   if (!v || !v->has_shape) return 5;
   int rank = 0;
   for (size_t i = 0; i < v->shape.size(); ++i) {
@@ -297,7 +326,7 @@ std::vector<size_t> InputIndices(const Ctx& c, const Node& n, const HandlerInfo&
   if (h.inputs == Inputs::kFirst) return {0};
   for (size_t i = 0; i < n.inputs.size(); ++i) {
     if (h.inputs == Inputs::kNonScalar) {
-      auto s = c.Shape(n.inputs[i]);
+      auto s = c.CheckedShape(n.inputs[i]);
       if (s && s->empty()) continue;
     }
     r.push_back(i);
@@ -356,7 +385,7 @@ void TransposeInput(Ctx& c, NodeId id, size_t i, const Perm& perm, const Perm& p
     }
     if (!consumers.empty()) {
       const NodeId t = c.MakeTranspose(input, perm_inv);
-      c.DeclareValue(g.node(t).outputs[0], input, c.Shape(input));
+      c.DeclareValue(g.node(t).outputs[0], input, c.Shape(input), c.OrtShape(input));
       c.ReplaceRefs(consumers, input, g.node(t).outputs[0]);
     }
     graph::Value nv = *g.FindValue(input);
@@ -384,6 +413,7 @@ void TransposeInput(Ctx& c, NodeId id, size_t i, const Perm& perm, const Perm& p
         nv.constant = out;
       }
       nv.shape = PermuteDims(nv.shape, perm);
+      nv.ort_shape = Permuted(nv.ort_shape, perm);
     }
     g.SetValue(std::move(nv));
     c.SetInput(id, i, input);
@@ -401,8 +431,8 @@ void TransposeInput(Ctx& c, NodeId id, size_t i, const Perm& perm, const Perm& p
         return;
       }
       const NodeId t = c.MakeTranspose(pre, Compose(*perm2, perm));
-      c.DeclareValue(g.node(t).outputs[0], input,
-                     c.Shape(input) ? std::optional(PermuteDims(*c.Shape(input), perm)) : std::nullopt);
+      c.DeclareValue(g.node(t).outputs[0], input, Permuted(c.Shape(input), perm),
+                     Permuted(c.OrtShape(input), perm));
       if (g.Consumers(input).empty() && !g.IsGraphOutput(input)) g.RemoveNode(p);
       c.SetInput(id, i, g.node(t).outputs[0]);
       return;
@@ -426,9 +456,7 @@ std::string TransposeOutput(Ctx& c, NodeId id, size_t i, const Perm& perm, const
   Graph& g = c.g;
   const std::string y = g.node(id).outputs[i];
   const std::string y2 = c.NewName(y);
-  auto s = c.Shape(y);
-  c.DeclareValue(y2, y, s && s->size() == perm.size() ? std::optional(PermuteDims(*s, perm_inv))
-                                                      : std::nullopt);
+  c.DeclareValue(y2, y, Permuted(c.Shape(y), perm_inv), Permuted(c.OrtShape(y), perm_inv));
   std::vector<std::string> outs = g.node(id).outputs;
   outs[i] = y2;
   g.SetOutputs(id, std::move(outs));
@@ -475,11 +503,12 @@ void UnsqueezeInput(Ctx& c, NodeId id, size_t i, const std::vector<int64_t>& axe
   if (c.IsLocalConstant(input) && !g.IsGraphOutput(input)) {
     if (!consumers.empty()) {
       const NodeId sq = c.MakeSqueezeOrUnsqueeze("Squeeze", input, axes);
-      c.DeclareValue(g.node(sq).outputs[0], input, c.Shape(input));
+      c.DeclareValue(g.node(sq).outputs[0], input, c.Shape(input), c.OrtShape(input));
       c.ReplaceRefs(consumers, input, g.node(sq).outputs[0]);
     }
     graph::Value nv = *g.FindValue(input);
     nv.shape = UnsqueezeShape(nv.shape, axes);
+    if (nv.ort_shape) nv.ort_shape = UnsqueezeShape(*nv.ort_shape, axes);
     g.SetValue(std::move(nv));
     c.SetInput(id, i, input);
     return;
@@ -503,8 +532,10 @@ void UnsqueezeInput(Ctx& c, NodeId id, size_t i, const std::vector<int64_t>& axe
   }
   const NodeId u = c.MakeSqueezeOrUnsqueeze("Unsqueeze", input, axes);
   auto s = c.Shape(input);
+  auto os = c.OrtShape(input);
   c.DeclareValue(g.node(u).outputs[0], input,
-                 s ? std::optional(UnsqueezeShape(*s, axes)) : std::nullopt);
+                 s ? std::optional(UnsqueezeShape(*s, axes)) : std::nullopt,
+                 os ? std::optional(UnsqueezeShape(*os, axes)) : std::nullopt);
   if (p != graph::kNoNode && g.node(p).op_type == "Transpose" && g.node(p).domain.empty()) {
     if (auto perm = PermOf(g.node(p))) {
       c.SetInput(id, i, HelpHandleUnsqueeze(c, u, *perm, axes));
@@ -517,7 +548,7 @@ void UnsqueezeInput(Ctx& c, NodeId id, size_t i, const std::vector<int64_t>& axe
 bool NormalizeInputRanks(Ctx& c, NodeId id, size_t rank, const std::vector<size_t>& idx) {
   std::vector<size_t> ranks;
   for (size_t i : idx) {
-    auto s = c.Shape(c.g.node(id).inputs[i]);
+    auto s = c.CheckedShape(c.g.node(id).inputs[i]);
     if (!s || s->size() > rank) return false;
     ranks.push_back(s->size());
   }
@@ -631,6 +662,24 @@ bool HandleSqueeze(Ctx& c, const Args& a) {
   return true;
 }
 
+// Gather with a scalar index: Transpose → Gather(axis a) becomes Gather(axis perm[a]) →
+// Transpose, like a Squeeze of that axis. Measured with onnxruntime-node 1.30 (x[b, 49, 3, 3, 32]
+// → Transpose[2, 0, 3, 1, 4] → Gather(1) → Transpose[0, 1, 3, 2] gives Gather(axis 2) →
+// Transpose[0, 2, 3, 1]: Swin-T's k = qkv[1]); the v1.21.0 text has no Gather handler.
+bool HandleGather(Ctx& c, const Args& a) {
+  const Node& n = c.g.node(a.node);
+  if (n.inputs.size() != 2) return false;
+  auto idx = c.CheckedShape(n.inputs[1]);
+  if (!idx || !idx->empty()) return false;
+  std::vector<int64_t> axes = {n.IntAttr("axis", 0)};
+  if (!NormalizeAxes(axes, a.perm.size())) return false;
+  const std::vector<int64_t> na = SortedAxesForTransposedInput(axes, a.perm);
+  c.g.mutable_node(a.node).attributes["axis"] = graph::Attribute::Int(na[0]);
+  TransposeFirstInput(c, a.node, a.perm_inv);
+  TransposeOutputs(c, a.node, SqueezePerm(na, a.perm));
+  return true;
+}
+
 bool HandleUnsqueeze(Ctx& c, const Args& a) {
   auto axes = AxesOf(c, c.g.node(a.node), 13);
   if (!axes || !NormalizeAxes(*axes, a.perm.size() + axes->size())) return false;
@@ -685,7 +734,7 @@ void PermuteInput(Ctx& c, NodeId id, size_t i, const Perm& perm) {
   }
   const NodeId gth = c.AddNode("Gather", {in, c.AddInt64Initializer(perm)}, in);
   c.g.mutable_node(gth).attributes["axis"] = graph::Attribute::Int(0);
-  c.DeclareValue(c.g.node(gth).outputs[0], in, s);
+  c.DeclareValue(c.g.node(gth).outputs[0], in, s, c.OrtShape(in));
   c.SetInput(id, i, c.g.node(gth).outputs[0]);
 }
 
@@ -726,7 +775,7 @@ bool HandleShape(Ctx& c, const Args& a) {
   }
   const std::string y = c.g.node(a.node).outputs[0];
   const std::string y2 = c.NewName(y);
-  c.DeclareValue(y2, y, std::vector<int64_t>{rank});
+  c.DeclareValue(y2, y, std::vector<int64_t>{rank}, std::vector<int64_t>{rank});
   c.g.SetOutputs(a.node, {y2});
   Node gth;
   gth.op_type = "Gather";
@@ -793,6 +842,7 @@ bool RunHandler(Ctx& c, const HandlerInfo& h, const Args& a) {
     case Kind::kUnsqueeze: return HandleUnsqueeze(c, a);
     case Kind::kSlice: return HandleSlice(c, a);
     case Kind::kShape: return HandleShape(c, a);
+    case Kind::kGather: return HandleGather(c, a);
     case Kind::kPad: return HandlePad(c, a);
     case Kind::kReshape:
       // ORT treats a Reshape as a Transpose only with a concrete input shape; the symbolic batch

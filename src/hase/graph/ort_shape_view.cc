@@ -1,0 +1,274 @@
+#include "hase/graph/ort_shape_view.h"
+
+#include <optional>
+#include <string>
+#include <unordered_set>
+
+#include <onnx/defs/schema.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include "hase/graph/graph.h"
+#include "hase/graph/shape_values.h"
+#include "hase/graph/topological_order.h"
+
+namespace hase::graph {
+namespace {
+
+// A copy of `model` for inference: large initializers keep only name, dims and type.
+onnx::ModelProto InferenceCopy(const onnx::ModelProto& model) {
+  onnx::ModelProto m;
+  m.set_ir_version(model.ir_version());
+  *m.mutable_opset_import() = model.opset_import();
+  const onnx::GraphProto& g = model.graph();
+  onnx::GraphProto* c = m.mutable_graph();
+  c->set_name(g.name());
+  *c->mutable_node() = g.node();
+  *c->mutable_input() = g.input();
+  *c->mutable_output() = g.output();
+  *c->mutable_value_info() = g.value_info();
+  for (const onnx::TensorProto& t : g.initializer()) {
+    int64_t elements = 1;
+    for (int64_t d : t.dims()) elements *= d;
+    if (elements <= kMaxConstantElements && t.data_location() != onnx::TensorProto::EXTERNAL) {
+      *c->add_initializer() = t;
+      continue;
+    }
+    onnx::TensorProto* s = c->add_initializer();
+    s->set_name(t.name());
+    s->set_data_type(t.data_type());
+    *s->mutable_dims() = t.dims();
+    s->set_data_location(onnx::TensorProto::EXTERNAL);  // no bytes: never read as values
+  }
+  return m;
+}
+
+bool Infer(onnx::ModelProto* m) {
+  try {
+    onnx::ShapeInferenceOptions opts(/*check_type=*/false, /*error_mode=*/0,
+                                     /*enable_data_propagation=*/false);
+    onnx::shape_inference::InferShapes(*m, onnx::OpSchemaRegistry::Instance(), opts);
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+constexpr const char* kSymbolPrefix = "hase_sym_";
+
+void SetShape(onnx::TypeProto_Tensor* tt, const std::vector<int64_t>& dims) {
+  auto* shape = tt->mutable_shape();
+  for (int64_t d : dims) {
+    auto* dim = shape->add_dim();
+    if (d >= 0) dim->set_dim_value(d);
+    else if (d <= kOrtFirstSymbol) dim->set_dim_param(kSymbolPrefix + std::to_string(-d));
+  }
+}
+
+void AddAttribute(onnx::NodeProto* n, const std::string& name, const Attribute& a) {
+  using AP = onnx::AttributeProto;
+  onnx::AttributeProto* p = n->add_attribute();
+  p->set_name(name);
+  switch (a.kind) {
+    case Attribute::Kind::kInt: p->set_type(AP::INT); p->set_i(a.ints.empty() ? 0 : a.ints[0]); break;
+    case Attribute::Kind::kInts:
+      p->set_type(AP::INTS);
+      for (int64_t v : a.ints) p->add_ints(v);
+      break;
+    case Attribute::Kind::kFloat: p->set_type(AP::FLOAT); p->set_f(a.floats.empty() ? 0 : a.floats[0]); break;
+    case Attribute::Kind::kFloats:
+      p->set_type(AP::FLOATS);
+      for (float v : a.floats) p->add_floats(v);
+      break;
+    case Attribute::Kind::kString: p->set_type(AP::STRING); p->set_s(a.s); break;
+    case Attribute::Kind::kStrings:
+      p->set_type(AP::STRINGS);
+      for (const auto& v : a.strings) p->add_strings(v);
+      break;
+    case Attribute::Kind::kTensor: {
+      p->set_type(AP::TENSOR);
+      onnx::TensorProto* t = p->mutable_t();
+      t->set_data_type(a.tensor_elem_type);
+      for (int64_t d : a.ints) t->add_dims(d);
+      if (a.tensor_raw) t->set_raw_data(a.s);
+      break;
+    }
+    case Attribute::Kind::kOther: n->mutable_attribute()->RemoveLast(); break;
+  }
+}
+
+// A constant's values as an initializer ONNX inference can read; false when its type is not one
+// hase keeps values for.
+bool FillTensor(onnx::TensorProto* t, const Value& v) {
+  t->set_name(v.name);
+  t->set_data_type(v.elem_type);
+  for (int64_t d : v.shape) t->add_dims(d);
+  const std::vector<double>& x = *v.constant;
+  switch (v.elem_type) {
+    case onnx::TensorProto::INT64:
+      for (double d : x) t->add_int64_data(static_cast<int64_t>(d));
+      return true;
+    case onnx::TensorProto::INT32:
+    case onnx::TensorProto::BOOL:
+      for (double d : x) t->add_int32_data(static_cast<int32_t>(d));
+      return true;
+    case onnx::TensorProto::FLOAT:
+      for (double d : x) t->add_float_data(static_cast<float>(d));
+      return true;
+    case onnx::TensorProto::DOUBLE:
+      for (double d : x) t->add_double_data(d);
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Dims of an inferred value info in Value::ort_shape codes; nullopt without a rank.
+std::optional<std::vector<int64_t>> OrtDimsOf(const onnx::ValueInfoProto& vi) {
+  if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) return std::nullopt;
+  std::vector<int64_t> dims;
+  const std::string prefix = kSymbolPrefix;
+  for (const auto& d : vi.type().tensor_type().shape().dim()) {
+    if (d.has_dim_value() && d.dim_value() >= 0) {
+      dims.push_back(d.dim_value());
+    } else if (d.has_dim_param() && d.dim_param().rfind(prefix, 0) == 0) {
+      dims.push_back(-std::stoll(d.dim_param().substr(prefix.size())));
+    } else {
+      dims.push_back(kOrtUnknownDim);
+    }
+  }
+  return dims;
+}
+
+}  // namespace
+
+void RefreshOrtShapes(Graph& g) {
+  if (!g.has_ort_view()) return;
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  for (const auto& [domain, version] : g.opset_imports()) {
+    auto* o = m.add_opset_import();
+    o->set_domain(domain);
+    o->set_version(version);
+  }
+  if (!g.opset_imports().count("com.microsoft")) {
+    auto* o = m.add_opset_import();  // the domain of ORT's fused ops
+    o->set_domain("com.microsoft");
+    o->set_version(1);
+  }
+  onnx::GraphProto* gp = m.mutable_graph();
+  gp->set_name(g.name());
+  std::unordered_set<std::string> declared;
+  auto declare_input = [&](const std::string& name) {
+    if (name.empty() || !declared.insert(name).second) return;
+    const Value* v = g.FindValue(name);
+    if (v == nullptr) return;
+    if (v->is_initializer && v->constant && v->has_shape &&
+        FillTensor(gp->add_initializer(), *v)) {
+      return;
+    }
+    if (v->is_initializer && v->constant) gp->mutable_initializer()->RemoveLast();
+    onnx::ValueInfoProto* vi = gp->add_input();
+    vi->set_name(name);
+    auto* tt = vi->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(v->elem_type);
+    if (v->ort_shape) SetShape(tt, *v->ort_shape);
+  };
+  const std::vector<NodeId> order = OrtTopologicalOrder(g);
+  std::unordered_set<std::string> produced;
+  for (NodeId id : order) {
+    for (const std::string& o : g.node(id).outputs) produced.insert(o);
+  }
+  for (NodeId id : order) {
+    const Node& n = g.node(id);
+    for (const std::string& in : n.inputs) {
+      if (!produced.count(in)) declare_input(in);
+    }
+    onnx::NodeProto* np = gp->add_node();
+    np->set_op_type(n.op_type);
+    np->set_domain(n.domain);
+    np->set_name(n.name);
+    for (const std::string& in : n.inputs) np->add_input(in);
+    for (const std::string& o : n.outputs) {
+      np->add_output(o);
+      const Value* v = o.empty() ? nullptr : g.FindValue(o);
+      if (v == nullptr || !v->ort_shape) continue;
+      onnx::ValueInfoProto* vi = gp->add_value_info();
+      vi->set_name(o);
+      auto* tt = vi->mutable_type()->mutable_tensor_type();
+      tt->set_elem_type(v->elem_type);
+      SetShape(tt, *v->ort_shape);
+    }
+    for (const auto& [name, a] : n.attributes) AddAttribute(np, name, a);
+  }
+  if (!Infer(&m)) return;
+  for (const onnx::ValueInfoProto& vi : m.graph().value_info()) {
+    const Value* v = g.FindValue(vi.name());
+    if (v == nullptr) continue;
+    const auto inferred = OrtDimsOf(vi);
+    if (!inferred) continue;
+    std::vector<int64_t> merged = *inferred;
+    if (v->ort_shape) {
+      if (v->ort_shape->size() != inferred->size()) continue;
+      bool changed = false;
+      for (size_t i = 0; i < merged.size(); ++i) {
+        const int64_t old = (*v->ort_shape)[i];
+        if (old >= 0 || (old <= kOrtFirstSymbol && merged[i] < 0)) merged[i] = old;
+        changed |= merged[i] != old;
+      }
+      if (!changed) continue;
+    }
+    Value refined = *v;
+    refined.ort_shape = std::move(merged);
+    g.SetValue(std::move(refined));
+  }
+}
+
+OrtShapeView ComputeOrtShapeView(const onnx::ModelProto& model) {
+  OrtShapeView view;
+  onnx::ModelProto m = InferenceCopy(model);
+  // The file's own symbolic dim names (inference's generated "unk__N" names count as unknown).
+  std::unordered_map<std::string, int64_t> symbols;
+  auto collect = [&](const onnx::ValueInfoProto& vi) {
+    if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) return;
+    for (const auto& d : vi.type().tensor_type().shape().dim()) {
+      if (d.has_dim_param() && !d.dim_param().empty() && !symbols.count(d.dim_param())) {
+        const int64_t code = kOrtFirstSymbol - static_cast<int64_t>(symbols.size());
+        symbols[d.dim_param()] = code;
+      }
+    }
+  };
+  for (const auto& vi : m.graph().input()) collect(vi);
+  for (const auto& vi : m.graph().output()) collect(vi);
+  for (const auto& vi : m.graph().value_info()) collect(vi);
+
+  if (!Infer(&m)) return view;
+  std::unordered_map<std::string, std::vector<int64_t>> values;
+  for (int round = 0; round < 64 && ResolveShapeComputedDims(&m, &values) > 0; ++round) {
+    if (!Infer(&m)) break;
+  }
+  view.values = std::move(values);
+
+  auto note = [&](const onnx::ValueInfoProto& vi) {
+    if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) return;
+    std::vector<int64_t> dims;
+    for (const auto& d : vi.type().tensor_type().shape().dim()) {
+      if (d.has_dim_value() && d.dim_value() >= 0) {
+        dims.push_back(d.dim_value());
+      } else if (d.has_dim_param() && symbols.count(d.dim_param())) {
+        dims.push_back(symbols.at(d.dim_param()));
+      } else {
+        dims.push_back(kOrtUnknownDim);
+      }
+    }
+    view.dims[vi.name()] = std::move(dims);
+  };
+  for (const auto& vi : m.graph().input()) note(vi);
+  for (const auto& vi : m.graph().value_info()) note(vi);
+  for (const auto& vi : m.graph().output()) note(vi);
+  for (const auto& t : m.graph().initializer()) {
+    view.dims[t.name()] = std::vector<int64_t>(t.dims().begin(), t.dims().end());
+  }
+  return view;
+}
+
+}  // namespace hase::graph
