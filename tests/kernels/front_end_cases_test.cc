@@ -540,6 +540,101 @@ TEST(FrontEndCases, SimplifiedLayerNormFusion) {
   }
 }
 
+// ViT-B/16's patch embedding: x.reshape(n, 768, h/16 · w/16) reads n from the model input's
+// Shape, not the Conv output's, and computes h/16 · w/16 from shapes. ORT (1.30) gives 0 for a
+// dim whose symbolic name matches the Reshape input's ("N" = "N") and -1 for the one-element
+// product: Reshape(conv, [0, 8, -1]), the shape subgraph gone. A dim named otherwise stays.
+TEST(FrontEndCases, ReshapeFusionMatchesSymbolicDimsAndComputedElements) {
+  for (const char* other : {"N", "M"}) {
+    ModelBuilder b;
+    b.Input("x", {"N", "3", "16", "16"}).Weight("w", {8, 3, 4, 4});
+    b.Input("z", {other, "5"});
+    b.Int64Scalar("i0", 0).Int64Scalar("i2", 2).Int64Scalar("i3", 3).Int64Scalar("p", 4);
+    b.Int64Const("axes0", {0}).Int64Const("hid", {8});
+    auto* c = b.Node("Conv", {"x", "w"}, {"cv"});
+    ModelBuilder::Ints(c, "kernel_shape", {4, 4});
+    ModelBuilder::Ints(c, "strides", {4, 4});
+    b.Node("Shape", {"z"}, {"sz"});
+    b.Node("Shape", {"x"}, {"sx"});
+    ModelBuilder::Int(b.Node("Gather", {"sz", "i0"}, {"n"}), "axis", 0);
+    ModelBuilder::Int(b.Node("Gather", {"sx", "i2"}, {"h"}), "axis", 0);
+    ModelBuilder::Int(b.Node("Gather", {"sx", "i3"}, {"w_"}), "axis", 0);
+    b.Node("Div", {"h", "p"}, {"hp"});
+    b.Node("Div", {"w_", "p"}, {"wp"});
+    b.Node("Mul", {"hp", "wp"}, {"hw"});
+    b.Node("Unsqueeze", {"n", "axes0"}, {"un"});
+    b.Node("Unsqueeze", {"hw", "axes0"}, {"uhw"});
+    ModelBuilder::Int(b.Node("Concat", {"un", "hid", "uhw"}, {"t"}), "axis", 0);
+    b.Node("Reshape", {"cv", "t"}, {"y"});
+    b.Output("y");
+    const std::string path = b.Write(std::string("vit_patch_reshape_") + other + ".onnx");
+    const KernelList l = Build(path, {.batch = 2, .profile = "ort-cpu"});
+    if (std::string(other) == "N") {
+      EXPECT_EQ(Types(l), (V{"Conv", "Reshape"}));
+      ASSERT_EQ(l.kernels.size(), 2u);
+      EXPECT_EQ(l.kernels[1].outputs[0].shape, (std::vector<int64_t>{2, 8, 16}));
+    } else {
+      // n is not the Reshape input's dim 0: it is one element too, and two -1s are refused.
+      EXPECT_EQ(l.kernels.size(), 13u);
+    }
+    if (auto ort = OrtCpuTypes(path)) EXPECT_EQ(Types(l), *ort) << other;
+  }
+}
+
+// A Shape whose input dims ORT knows is folded, and what follows from constants with it (Swin-T's
+// window-padding arithmetic: a Concat of computed scalars has a static shape [2]); x + 0 and
+// x · 1 are removed (NoopElimination); Where(Not(c), a, b) becomes Where(c, b, a).
+TEST(FrontEndCases, StaticShapeFoldingNoopAndNotWhere) {
+  ModelBuilder b;
+  b.Input("x", {"N", "4", "6"});
+  b.Int64Scalar("i2", 2).Int64Const("axes0", {0}).Int64Const("zero1", {0});
+  b.FloatConst("one", {1}, {1.0f}).FloatConst("fzero", {}, {0.0f});
+  b.Node("Shape", {"x"}, {"sx"});
+  ModelBuilder::Int(b.Node("Gather", {"sx", "i2"}, {"d"}), "axis", 0);
+  b.Node("Unsqueeze", {"d", "axes0"}, {"u"});
+  ModelBuilder::Int(b.Node("Concat", {"u", "zero1"}, {"cc"}), "axis", 0);
+  b.Node("Shape", {"cc"}, {"s2"});                // [2]: folded
+  b.Node("ConstantOfShape", {"s2"}, {"zf"});      // folded with it
+  ModelBuilder::Int(b.Node("Cast", {"zf"}, {"zeros"}), "to", 7);  // and this
+  b.Node("Add", {"cc", "zeros"}, {"pads"});
+  b.Output("pads", 7);
+  b.Node("Mul", {"x", "one"}, {"x0"});             // x · 1 of a graph input: kept
+  b.Node("Relu", {"x0"}, {"xr"});
+  b.Node("Mul", {"xr", "one"}, {"x1"});            // x · 1: removed
+  b.Node("Add", {"x1", "fzero"}, {"x2"});          // + 0: removed
+  b.Node("Greater", {"x2", "fzero"}, {"pos"});
+  b.Node("Not", {"pos"}, {"neg"});
+  b.Node("Neg", {"x2"}, {"nx"});
+  b.Node("Where", {"neg", "x2", "nx"}, {"y"});     // Where(pos, nx, x2)
+  b.Output("y");
+  const std::string path = b.Write("static_shape_noop_not_where.onnx");
+  const KernelList l = Build(path, {.batch = 3, .profile = "ort-cpu"});
+  EXPECT_EQ(Types(l), (V{"Mul", "Relu", "Neg", "Greater", "Where", "Shape", "Gather", "Unsqueeze",
+                         "Concat", "Add"}));
+  EXPECT_EQ(Types(Build(path, {.batch = 3, .profile = "none"})).size(), 16u);
+  if (auto ort = OrtCpuTypes(path)) EXPECT_EQ(Types(l), *ort);
+}
+
+// Swin-T's k = qkv[1].transpose(-2, -1): Transpose → Gather(scalar) → Transpose becomes Gather
+// (on the untransposed axis) → one Transpose (onnxruntime-node 1.30's Gather handler); q = qkv[0]
+// followed by a Mul keeps its Transpose → Gather when ORT knows no rank for the Gather output.
+TEST(FrontEndCases, TransposeOptimizerPushesThroughScalarGather) {
+  ModelBuilder b;
+  b.Input("x", {"N", "49", "3", "3", "32"});
+  b.Int64Scalar("i1", 1);
+  ModelBuilder::Ints(b.Node("Transpose", {"x"}, {"t"}), "perm", {2, 0, 3, 1, 4});
+  ModelBuilder::Int(b.Node("Gather", {"t", "i1"}, {"k"}), "axis", 0);
+  ModelBuilder::Ints(b.Node("Transpose", {"k"}, {"kt"}), "perm", {0, 1, 3, 2});
+  b.Output("kt");
+  const std::string path = b.Write("transpose_gather.onnx");
+  const KernelList l = Build(path, {.batch = 2, .profile = "ort-cpu"});
+  EXPECT_EQ(Types(l), (V{"Gather", "Transpose"}));
+  ASSERT_EQ(l.kernels.size(), 2u);
+  EXPECT_EQ(l.kernels[0].attributes.at("axis"), (std::vector<int64_t>{2}));
+  EXPECT_EQ(l.kernels[1].outputs[0].shape, (std::vector<int64_t>{2, 3, 32, 49}));
+  if (auto ort = OrtCpuTypes(path)) EXPECT_EQ(Types(l), *ort);
+}
+
 TEST(FrontEndCases, KernelsJsonNamesTheOrtRelease) {
   ModelBuilder f = ConvRelu();
   f.Output("c");

@@ -34,7 +34,8 @@ std::optional<NoopFound> NoopElimination::Match(const graph::Graph& g, graph::No
     const bool additive = n.op_type == "Add" || n.op_type == "Sub";
     if (v != (additive ? 0.0 : 1.0)) return std::nullopt;
   }
-  if (g.IsGraphOutput(n.outputs[0])) return std::nullopt;
+  // CanRemoveNode: the node's one input edge comes from a node (x is no graph input).
+  if (g.IsGraphOutput(n.outputs[0]) || g.Producer(x->name) == graph::kNoNode) return std::nullopt;
   return NoopFound{id, n.inputs[c0 ? 1 : 0]};
 }
 

@@ -6,12 +6,13 @@
 // Pattern: Add/Sub/Mul/Div(x, c) (Add/Mul also (c, x)) with c a constant of at most one
 // element whose value is the op's neutral element (0 for Add/Sub, 1 for Mul/Div) or of no
 // element. Conditions: exactly one operand constant; ORT knows x's rank (Value::ort_shape) and
-// c's rank does not exceed it (the output keeps x's shape); the output is not a graph output.
+// c's rank does not exceed it (the output keeps x's shape); the output is not a graph output;
+// x is written by a node (ORT's CanRemoveNode needs one input edge: x · 1 of a graph input stays).
 // Effect: the node is removed and its consumers read x.
 // Mirrors: onnxruntime v1.21.0 onnxruntime/core/optimizer/noop_elimination.cc:L18-L112
 //   (NoopElimination::SatisfyCondition: one constant initializer operand, Sub/Div only as the
 //   second, L26-L38; its rank ≤ the other's, L42-L49; size ≤ 1, L51-L62; value 0/1 of a float,
-//   float16, double, int32 or int64 constant, L64-L104; CanRemoveNode L107), target ops
+//   float16, double, int32 or int64 constant, L64-L104; CanRemoveNode L107, graph_utils.cc:L494-L530), target ops
 //   noop_elimination.h:L20-L22; registered as a level-1 rewrite rule for every EP at
 //   graph_transformer_utils.cc:L127. Pinned tags' text not read (docs/kernels-json.md
 //   "ORT sources").
