@@ -4,9 +4,8 @@
 #                                                     convnext_tiny)
 # Generates full-weight files (VGG-16 ~550 MB, ViT-B/16 ~350 MB, ConvNeXt-Tiny ~115 MB,
 # ResNet-50 ~100 MB) from the weight-free models/MODEL.onnx with hase_materialize into
-# BUILD_DIR/bench/ (never committed; reused on later runs). vit_b_16 is not in the committed zoo
-# yet: export it first (/usr/bin/python3 tools/export_zoo.py vit_b_16); a model without its
-# weight-free file is skipped. Then times
+# BUILD_DIR/bench/ (never committed; reused on later runs); a model without its weight-free
+# file is skipped. Then times
 #   - `hase kernels FILE` pinned to one core (taskset -c 0), best of 5, wall clock;
 #   - onnxruntime-node InferenceSession.create(FILE, {graphOptimizationLevel: 'extended',
 #     executionProviders: ['cpu']}), wall clock in node (ORT's model load + optimisation + kernel
