@@ -477,6 +477,8 @@ Result<LoadedGraph> LoadOnnxGraph(const std::string& path, const LoadOptions& op
       break;
     }
   }
+  // Window attributes first: ONNX's inference divides by strides (a zero one is SIGFPE).
+  HASE_RETURN_IF_ERROR(CheckWindowAttributes(*g, path));
   // What ONNX Runtime sees of the file, taken before any dim is bound (ort_shape_view.h).
   const OrtShapeView ort_view = ComputeOrtShapeView(model);
   {
@@ -487,7 +489,6 @@ Result<LoadedGraph> LoadOnnxGraph(const std::string& path, const LoadOptions& op
   for (auto& o : *g->mutable_output()) {
     if (o.type().has_tensor_type()) o.mutable_type()->mutable_tensor_type()->clear_shape();
   }
-  HASE_RETURN_IF_ERROR(CheckWindowAttributes(*g, path));
   std::vector<std::string> unknown_nodes;
   const bool overrode_fixed_dims = !out.warnings.empty();  // only BindInputs warned so far
   if (Status s = InferAll(&model, path, &out.warnings, &unknown_nodes); !s.ok()) {
