@@ -3,6 +3,8 @@
 // built here; each asserts hase's kernel list and, where onnxruntime-node is installed
 // (tools/ort/node_modules; a failure under CI=true when missing), that ORT's optimised graph
 // lists the same kernels in the same order.
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 
@@ -77,7 +79,9 @@ std::string Silu(int32_t dtype, const std::string& file) {
 }
 
 // The case measured for issue 12: ORT's CPU graph is Cast, Sigmoid, Mul, Cast. One Cast of x
-// serves both readers; the Casts between Sigmoid and Mul cancel (RemoveDuplicateCast).
+// serves both readers; the Casts between Sigmoid and Mul cancel (RemoveDuplicateCast). Had the
+// level-2 rules seen the float Sigmoid → Mul, QuickGeluFusion would have fused it: the rule runs
+// once, after them, as ORT runs it.
 TEST(InsertCastTransformer, Float16SigmoidMulRunsInFloat) {
   const std::string path = Silu(kF16, "silu_fp16_cast.onnx");
   const KernelList l = Build(path, {.batch = 2, .profile = "ort-cpu"});
@@ -252,8 +256,13 @@ TEST(InsertCastTransformer, ModelCastsCancelInsertedOnes) {
 
 // One float16 op at a time, x[N,4,8,8] → op → y (opset 17 unless given): whether ORT runs it in
 // float16 (no Cast) or in float (Casts around it), measured with onnxruntime-node 1.30 (linux
-// x64) and compared live where it is installed.
+// x64). Compared live where it is installed: a few ops by default (one ORT session each, about
+// 0.4 s), all 61 with HASE_ORT_LIVE_ALL=1.
 TEST(InsertCastTransformer, OneOpAtATimeAgainstOrt) {
+  const char* all_env = std::getenv("HASE_ORT_LIVE_ALL");
+  const bool live_all = all_env != nullptr && std::string(all_env) == "1";
+  const std::vector<std::string> live_by_default = {"Cast", "Concat", "Max", "Reshape", "Resize",
+                                                    "Sigmoid", "Conv", "MatMul"};
   struct Case {
     std::string op;
     bool float16_kernel;
@@ -333,7 +342,10 @@ TEST(InsertCastTransformer, OneOpAtATimeAgainstOrt) {
     const bool cast = std::find(types.begin(), types.end(), "Cast") != types.end() && c.op != "Cast";
     EXPECT_EQ(!cast, c.float16_kernel) << c.op;
     float16_ops += c.float16_kernel;
-    ExpectOrtAgrees(path, l);
+    if (live_all || std::find(live_by_default.begin(), live_by_default.end(), c.op) !=
+                        live_by_default.end()) {
+      ExpectOrtAgrees(path, l);
+    }
   }
   EXPECT_EQ(float16_ops, 19);
 }
