@@ -1,6 +1,7 @@
 #include "hase/kernels/rules/cpu_float16_kernels.h"
 
-#include <cstring>
+#include <string>
+#include <vector>
 
 namespace hase::kernels::rules {
 namespace {

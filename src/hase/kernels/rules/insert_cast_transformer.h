@@ -10,7 +10,8 @@
 // A node "has no float16 kernel" when the CPU EP's kernel registry has none for its types at
 // partitioning: cpu_float16_kernels.h holds that list (onnxruntime v1.21.0 registrations).
 //
-// Pattern: every live node, in three steps.
+// Pattern: every live node, in three steps, as ORT's ApplyImpl takes them.
+// Conditions:
 // 1. ForceSingleNodeCPUFloat16ToFloat32: a node the CPU EP runs in float16 that reads a value
 //    from another node, writes no graph output, has float16 inputs (for a variadic input, the
 //    first only) all produced by, and float16 outputs all consumed by, nodes that will be cast
@@ -30,7 +31,8 @@
 // Not modelled: ORT's ahead-of-time function inlining, which expands a float16 op that has a
 //   function body but no CPU kernel (Softmax, LogSoftmax, LeakyRelu 16, PRelu 16, HardSwish,
 //   Gelu 20, GreaterOrEqual, LessOrEqual, GroupNormalization: measured with onnxruntime-node
-//   1.30) into its body before level 1; hase keeps the op and casts around it. Subgraphs.
+//   1.30) into its body before level 1; hase keeps the op and casts around it. Nodes with a
+//   subgraph (If, Loop, Scan) are left alone, as ORT leaves them; their bodies are not searched.
 // Mirrors: onnxruntime v1.21.0 onnxruntime/core/optimizer/insert_cast_transformer.cc:L17-L26
 //   (NeedInsertCast), L28-L47 (AddCastNode), L51-L64 (NodeNeedsInputCastToFp32), L87-L235
 //   (IsIsolatedFp16NodeOnCpu, ForceSingleNodeCPUFloat16ToFloat32), L245-L331 (type groups,
