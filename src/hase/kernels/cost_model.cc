@@ -123,8 +123,12 @@ Kernel CostKernel(const graph::Graph& g, const graph::Node& n, int index,
 
   std::set<std::string> seen;
   // BatchNormalization's running mean and variance (inputs 3, 4) are statistics, not learned
-  // parameters (torchvision counts gamma and beta only).
-  const size_t param_inputs = n.op_type == "BatchNormalization" ? 3 : n.inputs.size();
+  // parameters (torchvision counts gamma and beta only). A Cast of a weight (ORT's
+  // InsertCastTransformer casts float16 initializers to float) converts it for the kernel that
+  // reads the result, which counts its parameters.
+  const size_t param_inputs = n.op_type == "BatchNormalization" ? 3
+                              : n.op_type == "Cast"             ? 0
+                                                                : n.inputs.size();
   for (size_t i = 0; i < n.inputs.size(); ++i) {
     const std::string& in = n.inputs[i];
     if (in.empty() || !seen.insert(in).second) continue;

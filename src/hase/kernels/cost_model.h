@@ -19,7 +19,8 @@
 // Bytes: activation_bytes_read = Σ bytes of non-constant inputs (each distinct tensor once);
 // weight_bytes_read = Σ bytes of constant inputs (initializers and values computed only from
 // them); bytes_written = Σ bytes of outputs. parameters = elements of floating/int8 constant
-// inputs (int64 shape operands are not parameters).
+// inputs (int64 shape operands are not parameters; a Cast's input is not counted: the kernel
+// reading the cast weight counts it).
 //
 // View-only kernels (IsViewOnly): Reshape, Flatten, Squeeze, Unsqueeze, Identity. ONNX Runtime
 // registers these kernels with Alias(0, 0) on CPU and CUDA (onnxruntime/core/providers/cuda/

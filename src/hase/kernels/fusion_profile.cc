@@ -17,6 +17,7 @@
 #include "hase/kernels/rules/gelu_fusion.h"
 #include "hase/kernels/rules/gemm_activation_fusion.h"
 #include "hase/kernels/rules/identity_elimination.h"
+#include "hase/kernels/rules/insert_cast_transformer.h"
 #include "hase/kernels/rules/layer_norm_fusion.h"
 #include "hase/kernels/rules/mat_mul_add_fusion.h"
 #include "hase/kernels/rules/noop_elimination.h"
@@ -83,6 +84,8 @@ Result<RuleList> MakeFusionProfile(const std::string& profile,
     r.push_back(std::make_unique<rules::SimplifiedLayerNormFusion>(/*allow_float16=*/false));
     r.push_back(std::make_unique<rules::BiasGeluFusion>());  // after GeluFusion, as in ORT
     r.push_back(std::make_unique<rules::QuickGeluFusion>(/*allow_float16=*/false));
+    // After partitioning and the level 2+ transformers, once (AppliesAfterOptimizationLevels).
+    r.push_back(std::make_unique<rules::InsertCastTransformer>());
   } else if (profile != "none") {
     return Status::Unsupported("unknown fusion profile '" + profile + "'", "--profile",
                                "use one of: ort-cuda, ort-cpu, none");
@@ -104,6 +107,7 @@ int ApplyFusionRules(graph::Graph& g, const RuleList& rules) {
     int this_pass = 0;
     for (const auto& rule : rules) {
       if (pass > 0 && rule->ShouldOnlyApplyOnce()) continue;  // graph_transformer_mgr.cc:L32
+      if (rule->AppliesAfterOptimizationLevels()) continue;   // below, once
       const int before = this_pass;
       if (rule->IsGraphTransformer()) {
         this_pass += rule->ApplyToGraph(g);
@@ -125,6 +129,9 @@ int ApplyFusionRules(graph::Graph& g, const RuleList& rules) {
     }
     applied += this_pass;
     if (this_pass == 0) break;
+  }
+  for (const auto& rule : rules) {  // inference_session.cc:L1332-L1349
+    if (rule->AppliesAfterOptimizationLevels()) applied += rule->ApplyToGraph(g);
   }
   return applied;
 }

@@ -11,6 +11,8 @@
 //   ort-cpu             ORT's CPU execution provider at level "extended" (no NCHWc layout);
 //                       reproduces onnxruntime-node 1.30.0 (tools/ort/package.json), checked
 //                       node for node on every zoo model (tests/data/ort_cpu_ops.json).
+//                       Ends with InsertCastTransformer: float16 nodes without a CPU float16
+//                       kernel run in float between Casts.
 //   none                no rewrites: one kernel per ONNX node.
 // Each rule header names the ORT source file and lines it mirrors (in the v1.21.0 release text,
 // the one ORT release read line by line; docs/kernels-json.md "ORT sources") and what differs.
@@ -43,7 +45,8 @@ Result<RuleList> MakeFusionProfile(const std::string& profile,
 // Applies `rules` to `g`: each rule in order makes one top-down pass over the live nodes whose
 // op is one of its anchors; the whole list repeats until a pass changes nothing (at most
 // kMaxPasses, like ORT's transformer manager steps; a rule that ShouldOnlyApplyOnce runs in the
-// first pass only). Returns the number of rewrites applied.
+// first pass only), then each rule that AppliesAfterOptimizationLevels runs once. Returns the
+// number of rewrites applied.
 constexpr int kMaxPasses = 10;
 int ApplyFusionRules(graph::Graph& g, const RuleList& rules);
 

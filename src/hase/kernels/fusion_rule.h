@@ -40,6 +40,11 @@ class FusionRule {
   // True for a rule ApplyFusionRules runs in its first pass only (ORT's
   // GraphTransformer::ShouldOnlyApplyOnce, e.g. ConstantSharing in an inference build).
   virtual bool ShouldOnlyApplyOnce() const { return false; }
+  // True for a transformer ORT's InferenceSession::TransformGraph applies once after the
+  // optimisation levels (InsertCastTransformer): ApplyFusionRules runs it once, after the
+  // passes of the other rules have converged, so that no rule sees what it changed. Such a rule
+  // is a graph transformer (IsGraphTransformer).
+  virtual bool AppliesAfterOptimizationLevels() const { return false; }
 
  private:
   virtual RuleEffect DoTryApply(graph::Graph& g, graph::NodeId id) const = 0;

@@ -5,8 +5,9 @@
 // Pattern: Sigmoid(x) → Mul(x, ·)  or  Mul(x, α) → Sigmoid → Mul(x, ·), α a constant scalar.
 // Conditions: float (and float16 where the provider fuses it: CUDA; on the CPU EP of
 // onnxruntime 1.30 an fp16 x·sigmoid(x) is not fused — the CPU EP has no fp16 Sigmoid/Mul
-// kernels, so ORT's InsertCastTransformer (onnxruntime/core/optimizer/insert_cast_transformer.cc)
-// wraps them in Casts first: measured Cast, Sigmoid, Mul, Cast; hase does not model the Casts);
+// kernels, so the nodes stay unassigned at level 2 and ORT's InsertCastTransformer then runs
+// them in float: measured Cast, Sigmoid, Mul, Cast, which ort-cpu reproduces with
+// InsertCastTransformer, insert_cast_transformer.h);
 // each intermediate (α-Mul output, Sigmoid output) has its successor
 // as lone consumer and is not a graph output. Effect: the Sigmoid node becomes
 // QuickGelu(x){alpha=α} writing the final Mul's output; the Muls are removed.
@@ -15,7 +16,8 @@
 //   α, L32-L56; Sigmoid 6/13 with one edge, not a graph output, L70-L74; Mul 7/13/14 of its
 //   output and the same x, L80-L86 → QuickGelu{alpha}); registered at level 2 for
 //   CPU/ACL/CUDA/DML/ROCm at graph_transformer_utils.cc:L357. The rule has no type check: the
-//   fp16 difference on the CPU EP comes from Cast insertion before it (see above). Pinned tags'
+//   fp16 difference on the CPU EP comes from partitioning (no fp16 kernel, so the nodes are not
+//   on the CPU EP the rule is registered for); the Casts come after it (see above). Pinned tags'
 //   text not read (docs/kernels-json.md "ORT sources").
 #pragma once
 
