@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <map>
 
 #include <spdlog/spdlog.h>
@@ -69,6 +70,10 @@ void PodWatcher::NoteError(const Status& s) {
 }
 
 void PodWatcher::Report(const WatchedPod& w, const TaskEnd& end, const char* what) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!reported_.insert({w.task_id, w.attempt}).second) return;  // seen by the other path
+  }
   ended_.fetch_add(1);
   spdlog::info("pod {} {}: task {} attempt {} ended", w.pod, what, w.task_id, w.attempt);
   ended_cb_(w, end);
@@ -104,6 +109,15 @@ Result<std::string> PodWatcher::ResyncOnce() {
   // Only pods watched before the list was asked for can be judged absent from it: a pod bound
   // while the list was in flight is not in it yet.
   const std::vector<WatchedPod> watched = watched_();
+  {
+    // An end reported earlier whose launch is no longer watched cannot be seen again.
+    std::set<std::pair<int64_t, int>> still;
+    for (const WatchedPod& w : watched) still.insert({w.task_id, w.attempt});
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = reported_.begin(); it != reported_.end();) {
+      it = still.count(*it) ? std::next(it) : reported_.erase(it);
+    }
+  }
   HASE_ASSIGN_OR_RETURN(json list, client_.ListPods(options_.label_selector));
   std::map<std::string, const json*> by_uid;
   for (const json& pod : list["items"]) by_uid[Str(pod, "metadata", "uid")] = &pod;

@@ -23,6 +23,8 @@
 #include <condition_variable>
 #include <functional>
 #include <mutex>
+#include <set>
+#include <utility>
 #include <string>
 #include <thread>
 #include <vector>
@@ -89,6 +91,10 @@ class PodWatcher {
   std::condition_variable cv_;
   bool stop_ = false;            // guarded by mu_
   std::string last_error_;       // guarded by mu_
+  // Launches (task_id, attempt) already reported ended: the watch thread and a re-list can both
+  // see one pod end before the daemon drops it from the watched set; it is reported once.
+  // Pruned to the watched set at each list. Guarded by mu_.
+  std::set<std::pair<int64_t, int>> reported_;
   std::thread thread_;
 };
 
