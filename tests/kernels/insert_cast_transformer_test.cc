@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "graph/test_models.h"
+#include "kernels/ort_cpu_graph.h"
 #include "hase/graph/onnx_loader.h"
 #include "hase/kernels/kernel_list_builder.h"
 #include "hase/kernels/rules/insert_cast_transformer.h"
@@ -28,39 +29,9 @@ constexpr int32_t kF16 = 10;
 constexpr int32_t kI64 = 7;
 constexpr int32_t kBool = 9;
 
-std::vector<std::string> Types(const KernelList& l) {
-  std::vector<std::string> t;
-  for (const auto& k : l.kernels) t.push_back(k.type);
-  return t;
-}
-
-KernelList Build(const std::string& path, KernelListOptions o = {.profile = "ort-cpu"}) {
-  auto l = BuildKernelList(path, o);
-  EXPECT_TRUE(l.ok()) << path << ": " << l.status().ToString();
-  return l.ok() ? *l : KernelList{};
-}
-
-// onnxruntime-node's optimised graph (CPU EP, level extended) of `path` as kernel types, or
-// nullopt when onnxruntime-node is not installed (then the caller skips the comparison).
-std::optional<std::vector<std::string>> OrtCpuTypes(const std::string& path) {
-  const std::string root = hase::testing::SourceDir();
-  if (!std::filesystem::exists(root + "/tools/ort/node_modules/onnxruntime-node/package.json") ||
-      hase::testing::RunCommand("node --version").exit_code != 0) {
-    if (hase::testing::InCi()) ADD_FAILURE() << "onnxruntime-node missing under CI";
-    return std::nullopt;
-  }
-  auto r = hase::testing::RunCommand("node " + root + "/tools/ort/optimized_ops.js " + path);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  if (r.exit_code != 0) return std::vector<std::string>{};
-  std::vector<std::string> want;
-  const nlohmann::json doc = nlohmann::json::parse(r.out);
-  for (const auto& n : doc.at("nodes")) {
-    std::string t = n.at("op_type").get<std::string>();
-    if (n.contains("activation")) t += "(" + n.at("activation").get<std::string>() + ")";
-    want.push_back(t);
-  }
-  return want;
-}
+using hase::testing::Build;
+using hase::testing::OrtCpuTypes;
+using hase::testing::Types;
 
 void ExpectOrtAgrees(const std::string& path, const KernelList& l) {
   if (auto ort = OrtCpuTypes(path)) {
