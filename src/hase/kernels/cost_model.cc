@@ -13,7 +13,7 @@ const std::map<std::string, double>& ElementwiseCost() {
       {"Max", 1}, {"Min", 1}, {"Sum", 1}, {"Mean", 2}, {"Floor", 1}, {"Ceil", 1}, {"Round", 1},
       {"Sign", 1}, {"Reciprocal", 1}, {"Equal", 1}, {"Less", 1}, {"Greater", 1},
       {"LessOrEqual", 1}, {"GreaterOrEqual", 1}, {"And", 1}, {"Or", 1}, {"Xor", 1}, {"Not", 1},
-      {"Where", 1}, {"Cast", 1}, {"PRelu", 2}, {"LeakyRelu", 2}, {"Clip", 2}, {"Sqrt", 1},
+      {"Where", 1}, {"Mod", 1}, {"Cast", 1}, {"PRelu", 2}, {"LeakyRelu", 2}, {"Clip", 2}, {"Sqrt", 1},
       {"Exp", 1}, {"Log", 1}, {"Pow", 1}, {"Erf", 1}, {"Sin", 1}, {"Cos", 1},
       {"HardSigmoid", 3}, {"HardSwish", 4}, {"Sigmoid", 4}, {"Tanh", 4}, {"Elu", 4},
       {"Selu", 5}, {"Softplus", 3}, {"Softsign", 3}, {"Mish", 7}, {"QuickGelu", 5},

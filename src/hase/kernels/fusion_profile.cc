@@ -112,7 +112,7 @@ int ApplyFusionRules(graph::Graph& g, const RuleList& rules) {
       if (rule->IsGraphTransformer()) {
         this_pass += rule->ApplyToGraph(g);
         // ORT re-resolves the graph (and re-infers its shapes) after a transformer changed it.
-        if (this_pass != before) graph::RefreshOrtShapes(g);
+        if (this_pass != before && rule->RefinesOrtShapes()) graph::RefreshOrtShapes(g);
         continue;
       }
       const std::vector<std::string> anchors = rule->AnchorOps();
@@ -125,7 +125,7 @@ int ApplyFusionRules(graph::Graph& g, const RuleList& rules) {
         }
         if (rule->TryApply(g, id) != RuleEffect::kUnchanged) ++this_pass;
       }
-      if (this_pass != before) graph::RefreshOrtShapes(g);
+      if (this_pass != before && rule->RefinesOrtShapes()) graph::RefreshOrtShapes(g);
     }
     applied += this_pass;
     if (this_pass == 0) break;

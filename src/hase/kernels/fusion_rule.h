@@ -37,6 +37,11 @@ class FusionRule {
   virtual bool IsGraphTransformer() const { return false; }
   // Rewrites `g`; returns the number of changes (0 = unchanged). Only for graph transformers.
   virtual int ApplyToGraph(graph::Graph& g) const { (void)g; return 0; }
+  // True for a rule whose rewrite gives ORT's shape inference new facts — a constant where a
+  // computed value was (ConstantFolding, ReshapeFusion) — so that ApplyFusionRules re-infers
+  // ORT's view of the shapes (graph::RefreshOrtShapes) after it changed the graph. Removals and
+  // rewirings (eliminations, CSE) and fusions into ORT's own ops teach inference nothing.
+  virtual bool RefinesOrtShapes() const { return false; }
   // True for a rule ApplyFusionRules runs in its first pass only (ORT's
   // GraphTransformer::ShouldOnlyApplyOnce, e.g. ConstantSharing in an inference build).
   virtual bool ShouldOnlyApplyOnce() const { return false; }

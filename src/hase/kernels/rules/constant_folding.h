@@ -26,6 +26,7 @@ namespace hase::kernels::rules {
 class ConstantFolding : public RewriteRule<graph::NodeId> {
  public:
   std::string Name() const override { return "ConstantFolding"; }
+  bool RefinesOrtShapes() const override { return true; }
   std::vector<std::string> AnchorOps() const override { return {}; }  // any op
 
  protected:

@@ -44,6 +44,7 @@ struct ReshapeFound {
 class ReshapeFusion : public RewriteRule<ReshapeFound> {
  public:
   std::string Name() const override { return "ReshapeFusion"; }
+  bool RefinesOrtShapes() const override { return true; }
   std::vector<std::string> AnchorOps() const override { return {"Reshape"}; }
 
  protected:
