@@ -1,5 +1,6 @@
 #include "hase/graph/ort_shape_view.h"
 
+#include <charconv>
 #include <optional>
 #include <string>
 #include <unordered_set>
@@ -130,8 +131,12 @@ std::optional<std::vector<int64_t>> OrtDimsOf(const onnx::ValueInfoProto& vi) {
   for (const auto& d : vi.type().tensor_type().shape().dim()) {
     if (d.has_dim_value() && d.dim_value() >= 0) {
       dims.push_back(d.dim_value());
-    } else if (d.has_dim_param() && d.dim_param().rfind(prefix, 0) == 0) {
-      dims.push_back(-std::stoll(d.dim_param().substr(prefix.size())));
+    } else if (int64_t code = 0; d.has_dim_param() && d.dim_param().rfind(prefix, 0) == 0 &&
+                                 std::from_chars(d.dim_param().data() + prefix.size(),
+                                                 d.dim_param().data() + d.dim_param().size(), code)
+                                         .ec == std::errc() &&
+                                 code >= -kOrtFirstSymbol) {
+      dims.push_back(-code);
     } else {
       dims.push_back(kOrtUnknownDim);
     }
