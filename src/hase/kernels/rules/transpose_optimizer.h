@@ -15,9 +15,16 @@
 // output's rank unless the output leads to a Transpose — and push when the cost is negative (a
 // Transpose consumer: always). Pushing transposes the other inputs by the inverse perm (cancelling
 // Transposes, permuting constants in place, or inserting a Transpose), adjusts axes attributes,
-// and puts a Transpose on the outputs. Rank = dims ≠ 1; a dim ORT does not know (the symbolic
-// batch of a dynamic-batch file: dim 0 of every non-constant tensor of rank ≥ 2 here, see
-// Graph::batch_symbolic) counts as ≠ 1.
+// and puts a Transpose on the outputs. Rank = dims ≠ 1 of the value as ORT sees it
+// (Value::ort_shape, graph/ort_shape_view.h): a dim ORT does not know (the symbolic batch, a dim
+// computed from it) counts as ≠ 1, a value whose rank ORT does not know counts 5, and an input
+// of unknown rank stops rank normalisation (NormalizeInputRanks) — ViT-B/16's residual Adds
+// after its computed attention Reshapes keep their Transposes, as in ORT. Without that view
+// (a file ONNX cannot infer unbound) the bound dims are used, dim 0 counting as ≠ 1 in a
+// dynamic-batch file (Graph::batch_symbolic).
+// Gather with a scalar index has a handler (onnxruntime-node 1.30; not in the v1.21.0 text):
+// Transpose → Gather(axis a) becomes Gather(axis perm[a]) → Transpose, like a Squeeze — Swin-T's
+// k = qkv[1] before k.transpose(-2, -1) (measured on small models and Swin-T).
 //
 // Not handled (ORT does them; hase leaves the Transpose where it is): Tile, ArgMin/ArgMax, the
 // QuantizeLinear/DequantizeLinear family and QDQ fix-ups, Reshape with a shape that is not a
