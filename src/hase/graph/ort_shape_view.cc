@@ -29,8 +29,12 @@ onnx::ModelProto InferenceCopy(const onnx::ModelProto& model) {
   *c->mutable_value_info() = g.value_info();
   for (const onnx::TensorProto& t : g.initializer()) {
     int64_t elements = 1;
-    for (int64_t d : t.dims()) elements *= d;
-    if (elements <= kMaxConstantElements && t.data_location() != onnx::TensorProto::EXTERNAL) {
+    bool small = t.data_location() != onnx::TensorProto::EXTERNAL;
+    for (int64_t d : t.dims()) {
+      small = small && d >= 0 && !__builtin_mul_overflow(elements, d, &elements) &&
+              elements <= kMaxConstantElements;
+    }
+    if (small) {
       *c->add_initializer() = t;
       continue;
     }

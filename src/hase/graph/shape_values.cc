@@ -69,6 +69,15 @@ std::optional<Ints> Arith(const std::string& op, const Ints& a, const Ints& b) {
   return out;
 }
 
+// Product of `dims`, or -1 when a dim is negative or the product overflows int64.
+int64_t Product(const Ints& dims) {
+  int64_t p = 1;
+  for (int64_t d : dims) {
+    if (d < 0 || __builtin_mul_overflow(p, d, &p)) return -1;
+  }
+  return p;
+}
+
 // Numpy broadcast of two shapes, or nullopt.
 std::optional<Ints> Broadcast(const Ints& a, const Ints& b) {
   const size_t rank = std::max(a.size(), b.size());
@@ -143,8 +152,7 @@ std::optional<Ints> SliceValues(const Ints& x, const Ints& d, const Ints& starts
     st[axis] = step;
   }
   const Ints in_st = Strides(d);
-  int64_t count = 1;
-  for (int64_t v : od) count *= v;
+  const int64_t count = Product(od);
   Ints out;
   if (count <= 0) return out;
   Ints idx(rank, 0);
@@ -236,9 +244,7 @@ int ResolveShapeComputedDims(onnx::ModelProto* model,
       }
     } else if (op == "Size" && n.input_size() == 1) {
       if (const Ints* s = shape_of(n.input(0))) {
-        int64_t e = 1;
-        for (int64_t x : *s) e *= x;
-        values[out] = {e};
+        if (const int64_t e = Product(*s); e >= 0) values[out] = {e};
       }
     } else if (op == "Gather" && IntAttr(n, "axis", 0) == 0) {
       const Ints* data = val(n, 0);
@@ -328,8 +334,7 @@ int ResolveShapeComputedDims(onnx::ModelProto* model,
       if (perm.empty()) {
         for (size_t i = d.size(); i-- > 0;) perm.push_back(static_cast<int64_t>(i));
       }
-      int64_t count = 1;
-      for (int64_t v : d) count *= v;
+      const int64_t count = Product(d);
       if (perm.size() == d.size() && count == static_cast<int64_t>(x.size())) {
         if (auto o = TransposeValues(x, d, perm)) values[out] = *o;
       }
@@ -359,10 +364,10 @@ int ResolveShapeComputedDims(onnx::ModelProto* model,
       const Ints* x = shape_of(n.input(0));
       const Ints* t = val(n, 1);
       if (x && t && IntAttr(n, "allowzero", 0) == 0) {
-        int64_t total = 1, known = 1, infer = -1;
-        for (int64_t d : *x) total *= d;
+        const int64_t total = Product(*x);
+        int64_t known = 1, infer = -1;
         Ints d = *t;
-        bool ok = true;
+        bool ok = total >= 0;
         for (size_t i = 0; i < d.size() && ok; ++i) {
           if (d[i] == 0) {
             ok = i < x->size();
@@ -372,8 +377,7 @@ int ResolveShapeComputedDims(onnx::ModelProto* model,
             ok = infer < 0;
             infer = static_cast<int64_t>(i);
           } else if (ok) {
-            ok = d[i] > 0;
-            known *= d[i];
+            ok = d[i] > 0 && !__builtin_mul_overflow(known, d[i], &known);
           }
         }
         if (ok && infer >= 0) {
@@ -407,8 +411,7 @@ int ResolveShapeComputedDims(onnx::ModelProto* model,
             fill = TensorInts(a.t());
           }
         }
-        int64_t count = 1;
-        for (int64_t d : *t) count *= d;
+        const int64_t count = Product(*t);
         if (fill && fill->size() == 1 && count >= 0 && count <= 64) {
           values[out] = Ints(static_cast<size_t>(count), (*fill)[0]);
         }

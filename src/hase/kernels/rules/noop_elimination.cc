@@ -21,9 +21,11 @@ std::optional<NoopFound> NoopElimination::Match(const graph::Graph& g, graph::No
   const std::vector<int64_t>* x_dims =
       g.has_ort_view() ? (x->ort_shape ? &*x->ort_shape : nullptr) : (x->has_shape ? &x->shape : nullptr);
   if (x_dims == nullptr || c->shape.size() > x_dims->size()) return std::nullopt;
-  int64_t size = 1;
-  for (int64_t d : c->shape) size *= d;
-  if (size > 1) return std::nullopt;
+  int64_t size = 1;  // 0 or 1: any dim above 1 disqualifies
+  for (int64_t d : c->shape) {
+    if (d > 1 || d < 0) return std::nullopt;
+    size *= d;
+  }
   if (size == 1) {
     static const int32_t kTypes[] = {1, 10, 11, 6, 7};  // float, float16, double, int32, int64
     if (std::find(std::begin(kTypes), std::end(kTypes), c->elem_type) == std::end(kTypes) ||

@@ -33,12 +33,10 @@ const std::vector<int64_t>* OrtDims(const graph::Graph& g, const std::string& na
 bool OneElement(const graph::Graph& g, const std::string& name) {
   const std::vector<int64_t>* d = OrtDims(g, name);
   if (d == nullptr) return false;
-  int64_t n = 1;
   for (int64_t x : *d) {
-    if (x < 0) return false;
-    n *= x;
+    if (x != 1) return false;  // product 1: every dim 1
   }
-  return n == 1;
+  return true;
 }
 
 // optimizer_utils::IsScalar: rank 0, or [1].
