@@ -1,6 +1,7 @@
 #include "hase/graph/ort_shape_view.h"
 
 #include <charconv>
+#include <cmath>
 #include <optional>
 #include <string>
 #include <unordered_set>
@@ -108,13 +109,19 @@ bool FillTensor(onnx::TensorProto* t, const Value& v) {
   t->set_data_type(v.elem_type);
   for (int64_t d : v.shape) t->add_dims(d);
   const std::vector<double>& x = *v.constant;
+  for (double d : x) {
+    if (!(std::fabs(d) < 9.2e18)) return false;  // NaN, ±inf, beyond int64: no values
+  }
   switch (v.elem_type) {
     case onnx::TensorProto::INT64:
       for (double d : x) t->add_int64_data(static_cast<int64_t>(d));
       return true;
     case onnx::TensorProto::INT32:
     case onnx::TensorProto::BOOL:
-      for (double d : x) t->add_int32_data(static_cast<int32_t>(d));
+      for (double d : x) {
+        if (!(std::fabs(d) < 2.1e9)) return false;
+        t->add_int32_data(static_cast<int32_t>(d));
+      }
       return true;
     case onnx::TensorProto::FLOAT:
       for (double d : x) t->add_float_data(static_cast<float>(d));
