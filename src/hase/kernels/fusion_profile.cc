@@ -48,6 +48,9 @@ void AddBasicRules(RuleList* r) {
   r->push_back(std::make_unique<rules::ConvBnFold>());
   r->push_back(std::make_unique<rules::MatMulAddFusion>());
   r->push_back(std::make_unique<rules::ReshapeFusion>());  // after MatMulAddFusion, as in ORT
+  // Fuses only when the model imports ai.onnx ≥ 17 (then the level-2 instance does nothing);
+  // after ReshapeFusion, before TransposeOptimizer, as in ORT (graph_transformer_utils.cc:L244).
+  r->push_back(std::make_unique<rules::LayerNormFusion>(rules::LayerNormFusion::Level::kBasic));
   r->push_back(std::make_unique<rules::PadFusion>());
   r->push_back(std::make_unique<rules::TransposeOptimizer>());  // last of level 1, as in ORT
 }
@@ -70,7 +73,8 @@ Result<RuleList> MakeFusionProfile(const std::string& profile,
     // Level 2 ("extended"), CUDA provider set.
     r.push_back(std::make_unique<rules::ConvActivationFusion>(rules::ConvActivationFusion::Cuda()));
     r.push_back(std::make_unique<rules::GeluFusion>());
-    r.push_back(std::make_unique<rules::LayerNormFusion>());
+    r.push_back(
+        std::make_unique<rules::LayerNormFusion>(rules::LayerNormFusion::Level::kExtended));
     r.push_back(std::make_unique<rules::SimplifiedLayerNormFusion>(/*allow_float16=*/true));
     r.push_back(std::make_unique<rules::BiasGeluFusion>());  // after GeluFusion, as in ORT
     r.push_back(std::make_unique<rules::QuickGeluFusion>(/*allow_float16=*/true));
@@ -80,7 +84,8 @@ Result<RuleList> MakeFusionProfile(const std::string& profile,
     r.push_back(std::make_unique<rules::GemmActivationFusion>());
     r.push_back(std::make_unique<rules::ConvActivationFusion>(rules::ConvActivationFusion::Cpu()));
     r.push_back(std::make_unique<rules::GeluFusion>());
-    r.push_back(std::make_unique<rules::LayerNormFusion>());
+    r.push_back(
+        std::make_unique<rules::LayerNormFusion>(rules::LayerNormFusion::Level::kExtended));
     r.push_back(std::make_unique<rules::SimplifiedLayerNormFusion>(/*allow_float16=*/false));
     r.push_back(std::make_unique<rules::BiasGeluFusion>());  // after GeluFusion, as in ORT
     r.push_back(std::make_unique<rules::QuickGeluFusion>(/*allow_float16=*/false));
@@ -91,12 +96,14 @@ Result<RuleList> MakeFusionProfile(const std::string& profile,
                                "use one of: ort-cuda, ort-cpu, none");
   }
   for (const std::string& d : disabled) {
-    auto it = std::find_if(r.begin(), r.end(), [&](const auto& rule) { return rule->Name() == d; });
-    if (it == r.end()) {
+    // Every rule of that name (LayerNormFusion is registered at levels 1 and 2), as ORT's
+    // rules_and_transformers_to_disable matches by name.
+    const auto named = [&](const auto& rule) { return rule->Name() == d; };
+    if (std::find_if(r.begin(), r.end(), named) == r.end()) {
       return Status::InvalidArgument("profile '" + profile + "' has no rule '" + d + "'",
                                      "--disable");
     }
-    r.erase(it);
+    r.erase(std::remove_if(r.begin(), r.end(), named), r.end());
   }
   return r;
 }
