@@ -26,6 +26,7 @@ using V = std::vector<std::string>;
 
 constexpr int32_t kF32 = 1;
 constexpr int32_t kF16 = 10;
+constexpr int32_t kBool = 9;
 
 void ExpectOrtAgrees(const std::string& path, const KernelList& l) {
   if (auto ort = OrtCpuTypes(path)) {
@@ -159,6 +160,86 @@ TEST(Float16Fusion, SimplifiedLayerNormFusionStaysLevel2) {
   EXPECT_EQ(std::count(types.begin(), types.end(), std::string("Pow")), 1);
   EXPECT_GT(std::count(types.begin(), types.end(), std::string("Cast")), 0);
   ExpectOrtAgrees(path, l);
+}
+
+// Function inlining: float16 ops without a CPU kernel whose schema has a function body run as
+// the body. Each row: the op alone in a float16 model, x[N,4,16] → op → y, and the kernels
+// onnxruntime-node 1.30 lists (measured; compared live below).
+TEST(Float16Fusion, FunctionInliningAgainstOrt) {
+  struct Case {
+    std::string op;
+    int64_t opset;
+    int inputs;
+    int32_t y_type;
+    V want;
+  };
+  const std::vector<Case> cases = {
+      {"Softmax", 13, 1, kF16, {"Cast", "ReduceMax", "Sub", "Exp", "ReduceSum", "Div", "Cast"}},
+      {"Softmax", 17, 1, kF16, {"Cast", "ReduceMax", "Sub", "Exp", "ReduceSum", "Div", "Cast"}},
+      // Softmax 11 has no function body: one float Softmax between Casts.
+      {"Softmax", 11, 1, kF16, {"Cast", "Softmax", "Cast"}},
+      {"LogSoftmax", 13, 1, kF16,
+       {"Cast", "ReduceMax", "Sub", "Exp", "ReduceSum", "Log", "Sub", "Cast"}},
+      {"HardSwish", 14, 1, kF16, {"Cast", "HardSigmoid", "Mul", "Cast"}},
+      {"GreaterOrEqual", 16, 2, kBool, {"Cast", "Equal", "Greater", "Or"}},
+      {"LessOrEqual", 12, 2, kBool, {"Cast", "Equal", "Less", "Or"}},
+  };
+  for (const Case& c : cases) {
+    ModelBuilder b(c.opset);
+    b.Input("x", {"N", "4", "16"}, kF16);
+    auto* n = b.Node(c.op, c.inputs == 2 ? V{"x", "x"} : V{"x"}, {"y"});
+    if (c.op == "Softmax" || c.op == "LogSoftmax") ModelBuilder::Int(n, "axis", -1);
+    b.Output("y", c.y_type);
+    const std::string path =
+        b.Write("inline_fp16_" + c.op + "_" + std::to_string(c.opset) + ".onnx");
+    const KernelList l = Build(path, {.batch = 2, .profile = "ort-cpu"});
+    EXPECT_EQ(Types(l), c.want) << c.op << " " << c.opset;
+    ExpectOrtAgrees(path, l);
+  }
+}
+
+// The inlined Softmax in detail: the body's values are named as ORT names them (float values
+// InsertCastTransformer writes through prefixed InsertedPrecisionFreeCast_), ReduceMax
+// reduces the last axis (keepdims 1), ReduceSum reads the axes initializer the body's Constant
+// became, and each body node runs in float on bound shapes.
+TEST(Float16Fusion, FunctionInliningSoftmaxBody) {
+  ModelBuilder b(13);
+  b.Input("x", {"N", "4", "16"}, kF16);
+  ModelBuilder::Int(b.Node("Softmax", {"x"}, {"y"}), "axis", -1);
+  b.Output("y", kF16);
+  const std::string path = b.Write("inline_fp16_softmax_body.onnx");
+  const KernelList l = Build(path, {.batch = 2, .profile = "ort-cpu"});
+  ASSERT_EQ(Types(l), (V{"Cast", "ReduceMax", "Sub", "Exp", "ReduceSum", "Div", "Cast"}));
+  const Kernel& max = l.kernels[1];
+  EXPECT_EQ(max.outputs.at(0).name, "InsertedPrecisionFreeCast__inlfunc_Softmax_X_ReduceMax");
+  EXPECT_EQ(max.outputs.at(0).shape, (std::vector<int64_t>{2, 4, 1}));
+  EXPECT_EQ(max.outputs.at(0).dtype, DType::kFloat);
+  EXPECT_EQ(max.attributes.at("axes"), (std::vector<int64_t>{-1}));
+  EXPECT_EQ(max.attributes.at("keepdims"), (std::vector<int64_t>{1}));
+  const Kernel& exp = l.kernels[3];
+  EXPECT_EQ(exp.outputs.at(0).shape, (std::vector<int64_t>{2, 4, 16}));
+  EXPECT_EQ(exp.outputs.at(0).dtype, DType::kFloat);
+  const Kernel& sum = l.kernels[4];
+  EXPECT_EQ(sum.outputs.at(0).shape, (std::vector<int64_t>{2, 4, 1}));
+  bool reads_axes = false;
+  for (const auto& t : sum.inputs) reads_axes = reads_axes || t.name == "_inlfunc_Softmax_axes";
+  for (const auto& t : sum.weights) reads_axes = reads_axes || t.name == "_inlfunc_Softmax_axes";
+  EXPECT_TRUE(reads_axes);
+  EXPECT_EQ(l.kernels[6].outputs.at(0).name, "y");
+  EXPECT_EQ(l.kernels[6].outputs.at(0).dtype, DType::kFloat16);
+  // The float model keeps its Softmax: the CPU EP has a float kernel.
+  ModelBuilder f(13);
+  f.Input("x", {"N", "4", "16"});
+  ModelBuilder::Int(f.Node("Softmax", {"x"}, {"y"}), "axis", -1);
+  f.Output("y");
+  const std::string fp32 = f.Write("inline_fp32_softmax.onnx");
+  const KernelList lf = Build(fp32);
+  EXPECT_EQ(Types(lf), (V{"Softmax"}));
+  ExpectOrtAgrees(fp32, lf);
+  // Disabled by name, the float16 Softmax runs as one float Softmax between Casts.
+  EXPECT_EQ(Types(Build(path, {.batch = 2, .profile = "ort-cpu",
+                               .disabled_rules = {"FunctionInlining"}})),
+            (V{"Cast", "Softmax", "Cast"}));
 }
 
 }  // namespace

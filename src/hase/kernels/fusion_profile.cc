@@ -14,6 +14,7 @@
 #include "hase/kernels/rules/conv_add_fusion.h"
 #include "hase/kernels/rules/conv_bn_fold.h"
 #include "hase/kernels/rules/dropout_elimination.h"
+#include "hase/kernels/rules/function_inlining.h"
 #include "hase/kernels/rules/gelu_fusion.h"
 #include "hase/kernels/rules/gemm_activation_fusion.h"
 #include "hase/kernels/rules/identity_elimination.h"
@@ -80,6 +81,9 @@ Result<RuleList> MakeFusionProfile(const std::string& profile,
     r.push_back(std::make_unique<rules::QuickGeluFusion>(/*allow_float16=*/true));
   } else if (profile == "ort-cpu") {
     AddBasicRules(&r);
+    // Partitioning, between the levels: a node the CPU EP has no kernel for and whose op has
+    // an ONNX function body is replaced by the body (graph_partitioner.cc InlineNodes).
+    r.push_back(std::make_unique<rules::FunctionInlining>());
     // Level 2 ("extended"), CPU provider set. GemmActivationFusion is CPU-only.
     r.push_back(std::make_unique<rules::GemmActivationFusion>());
     r.push_back(std::make_unique<rules::ConvActivationFusion>(rules::ConvActivationFusion::Cpu()));

@@ -11,8 +11,10 @@
 //   ort-cpu             ORT's CPU execution provider at level "extended" (no NCHWc layout);
 //                       reproduces onnxruntime-node 1.30.0 (tools/ort/package.json), checked
 //                       node for node on every zoo model (tests/data/ort_cpu_ops.json).
-//                       Ends with InsertCastTransformer: float16 nodes without a CPU float16
-//                       kernel run in float between Casts.
+//                       Between the levels, FunctionInlining: a float16 node without a CPU
+//                       kernel whose op has an ONNX function body (Softmax 13, …) is replaced by
+//                       the body. Ends with InsertCastTransformer: float16 nodes without a CPU
+//                       float16 kernel run in float between Casts.
 //   none                no rewrites: one kernel per ONNX node.
 // Each rule header names the ORT source file and lines it mirrors (in the v1.21.0 release text,
 // the one ORT release read line by line; docs/kernels-json.md "ORT sources") and what differs.
