@@ -100,7 +100,7 @@ TEST(Float16Fusion, LayerNormFusionBelowOpset17LeavesFloat16ToInsertCast) {
 }
 
 // Float: fused at opset 17 (level 1) and at opset 13 (level 2) alike; the rule itself says which
-// registration fuses which opset.
+// registration fuses which opset (ort-cuda's single level-2 instance: both).
 TEST(Float16Fusion, LayerNormFusionLevelFollowsOpset) {
   for (int64_t opset : {13, 17}) {
     const std::string path = DecomposedLayerNorm(
@@ -108,9 +108,12 @@ TEST(Float16Fusion, LayerNormFusionLevelFollowsOpset) {
     const KernelList l = Build(path);
     ASSERT_EQ(Types(l), (V{"LayerNormalization"})) << opset;
     ExpectOrtAgrees(path, l);
+    // ort-cuda (1.17.3: no level-1 registration) fuses at both opsets with its level-2 one.
+    EXPECT_EQ(Types(Build(path, {.profile = "ort-cuda"})), (V{"LayerNormalization"})) << opset;
 
     using kernels::rules::LayerNormFusion;
-    for (auto level : {LayerNormFusion::Level::kBasic, LayerNormFusion::Level::kExtended}) {
+    for (auto level : {LayerNormFusion::Level::kBasic, LayerNormFusion::Level::kExtended,
+                       LayerNormFusion::Level::kExtendedOnly}) {
       auto loaded = graph::LoadOnnxGraph(path, {});
       ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
       graph::Graph& g = loaded->graph;
@@ -123,7 +126,9 @@ TEST(Float16Fusion, LayerNormFusionLevelFollowsOpset) {
         }
       }
       const bool level1 = level == LayerNormFusion::Level::kBasic;
-      EXPECT_EQ(fused, level1 == (opset >= 17) ? 1 : 0) << opset << " level1=" << level1;
+      const bool fuses =
+          level == LayerNormFusion::Level::kExtendedOnly || level1 == (opset >= 17);
+      EXPECT_EQ(fused, fuses ? 1 : 0) << opset << " level " << static_cast<int>(level);
     }
   }
 }

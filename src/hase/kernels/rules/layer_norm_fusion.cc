@@ -58,7 +58,7 @@ std::optional<LayerNormFound> LayerNormFusion::Match(const graph::Graph& g,
   // L141-L153: LayerNormalization is a standard op from opset 17, so the level-1 instance fuses
   // there and the level-2 one only below.
   const bool level1 = level_ == Level::kBasic;
-  if (level1 != (g.opset() >= 17)) return std::nullopt;
+  if (level_ != Level::kExtendedOnly && level1 != (g.opset() >= 17)) return std::nullopt;
   const graph::Node& mean = g.node(id);
   if (!IsOp(mean, "ReduceMean") || mean.inputs.size() != 1) return std::nullopt;
   LayerNormFound f;

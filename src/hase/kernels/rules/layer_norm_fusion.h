@@ -2,9 +2,10 @@
 // LayerNormalization kernel: torch's F.layer_norm → ReduceMean → Sub → Pow → ReduceMean → Add →
 // Sqrt → Div → Mul → Add.
 // Mirrors ORT's LayerNormFusion (onnxruntime/core/optimizer/layer_norm_fusion.cc), registered
-// twice as in ORT: at level 1 (every EP, before partitioning), where it fuses only when the model
-// imports ai.onnx ≥ 17 (LayerNormalization is a standard op there), and at level 2 (CPU and CUDA
-// EPs), where it fuses only below opset 17 — the canonical pattern only.
+// twice on ort-cpu as in ORT 1.21+: at level 1 (every EP, before partitioning), where it fuses
+// only when the model imports ai.onnx ≥ 17 (LayerNormalization is a standard op there), and at
+// level 2 (CPU EP), where it fuses only below opset 17; ort-cuda keeps one level-2 instance that
+// fuses at every opset (Level::kExtendedOnly) — the canonical pattern only.
 // Pattern: m = ReduceMean(X, axes); d = Sub(X, m); v = ReduceMean(Pow(d, 2), axes);
 // y = Div(d, Sqrt(Add(v, eps))) · scale + bias.
 // Conditions: the level's opset condition (above); the inputs of the nine nodes (the
@@ -54,6 +55,9 @@ class LayerNormFusion : public RewriteRule<LayerNormFound> {
   enum class Level {
     kBasic,     // level 1: fuses when ai.onnx ≥ 17; float16, float, double, bfloat16
     kExtended,  // level 2: fuses when ai.onnx < 17; float
+    // Level 2 of a release without the level-1 registration (ort-cuda's 1.17.3, per
+    // docs/kernels-json.md): fuses at every opset; float.
+    kExtendedOnly,
   };
   explicit LayerNormFusion(Level level) : level_(level) {}
   std::string Name() const override { return "LayerNormFusion"; }
