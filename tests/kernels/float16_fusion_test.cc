@@ -247,5 +247,30 @@ TEST(Float16Fusion, FunctionInliningSoftmaxBody) {
             (V{"Cast", "Softmax", "Cast"}));
 }
 
+// Scaled dot-product attention in float16 (opset 13): the Softmax every transformer has becomes
+// its body, and with the MatMuls and Mul it runs in float: Casts of x, of the scale and of the
+// Transpose's output (the Transpose has a float16 kernel and reads x as it is), one Cast out.
+// onnxruntime-node 1.30 lists the same 13 kernels in the same order.
+TEST(Float16Fusion, FunctionInliningAttention) {
+  ModelBuilder b(13);
+  b.Input("x", {"N", "4", "16", "8"}, kF16).Float16Const("scale", {}, {0.35f});
+  ModelBuilder::Ints(b.Node("Transpose", {"x"}, {"kt"}), "perm", {0, 1, 3, 2});
+  b.Node("MatMul", {"x", "kt"}, {"s"});
+  b.Node("Mul", {"s", "scale"}, {"ss"});
+  ModelBuilder::Int(b.Node("Softmax", {"ss"}, {"p"}), "axis", -1);
+  b.Node("MatMul", {"p", "x"}, {"y"});
+  b.Output("y", kF16);
+  const std::string path = b.Write("attention_fp16.onnx");
+  const KernelList l = Build(path, {.batch = 2, .profile = "ort-cpu"});
+  ASSERT_EQ(Types(l), (V{"Cast", "Cast", "Transpose", "Cast", "MatMul", "Mul", "ReduceMax", "Sub",
+                         "Exp", "ReduceSum", "Div", "MatMul", "Cast"}));
+  EXPECT_EQ(l.kernels[2].inputs.at(0).name, "x");
+  EXPECT_EQ(l.kernels[2].outputs.at(0).dtype, DType::kFloat16);
+  EXPECT_EQ(l.kernels[3].inputs.at(0).name, "kt");
+  EXPECT_EQ(l.kernels[10].outputs.at(0).name, "InsertedPrecisionFreeCast_p");
+  EXPECT_EQ(l.kernels[10].outputs.at(0).shape, (std::vector<int64_t>{2, 4, 16, 16}));
+  ExpectOrtAgrees(path, l);
+}
+
 }  // namespace
 }  // namespace hase
