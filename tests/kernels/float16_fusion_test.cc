@@ -86,7 +86,8 @@ TEST(Float16Fusion, LayerNormFusionAtOpset17FusesFloat16) {
 
 // The same float16 pattern at opset 16: only the level-2 instance may fuse, and on the CPU EP
 // it leaves float16 alone, so the nine nodes run in float between Casts (x once; the float16
-// constants two, eps, gamma, beta each through a Cast that stays; one Cast back for y). Measured so with
+// constants two, eps, gamma, beta each through a Cast that stays; one Cast back for
+// y). Measured so with
 // onnxruntime-node 1.30.
 TEST(Float16Fusion, LayerNormFusionBelowOpset17LeavesFloat16ToInsertCast) {
   const std::string path = DecomposedLayerNorm(kF16, 16, "ln_decomposed_fp16_op16.onnx");

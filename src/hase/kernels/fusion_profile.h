@@ -39,9 +39,10 @@ std::vector<std::string> FusionProfileNames();
 // "onnxruntime-node 1.30.0 (CPU EP, level extended)" for ort-cpu, "" for none and unknown names.
 std::string FusionProfileOrtRelease(const std::string& profile);
 
-// The rules of `profile`, minus those named in `disabled` (every instance of a name: LayerNormFusion
-// is registered at level 1 and at level 2, as in ORT). Errors: Unsupported (unknown
-// profile, listing the known ones); InvalidArgument (a disabled name that is no rule of it).
+// The rules of `profile`, minus those named in `disabled` (every instance of a name:
+// LayerNormFusion is registered at level 1 and at level 2 on ort-cpu, as in ORT). Errors:
+// Unsupported (unknown profile, listing the known ones); InvalidArgument (a disabled name that
+// is no rule of it).
 Result<RuleList> MakeFusionProfile(const std::string& profile,
                                    const std::vector<std::string>& disabled = {});
 

@@ -29,7 +29,10 @@ std::optional<AP> ToProto(const std::string& name, const graph::Attribute& a) {
     case K::kFloat: p.set_type(AP::FLOAT); p.set_f(a.floats.at(0)); break;
     case K::kFloats: p.set_type(AP::FLOATS); for (float v : a.floats) p.add_floats(v); break;
     case K::kString: p.set_type(AP::STRING); p.set_s(a.s); break;
-    case K::kStrings: p.set_type(AP::STRINGS); for (const auto& s : a.strings) p.add_strings(s); break;
+    case K::kStrings:
+      p.set_type(AP::STRINGS);
+      for (const auto& s : a.strings) p.add_strings(s);
+      break;
     default: return std::nullopt;
   }
   return p;
@@ -42,9 +45,15 @@ graph::Attribute FromProto(const AP& a) {
     case AP::INT: out.kind = K::kInt; out.ints = {a.i()}; break;
     case AP::INTS: out.kind = K::kInts; out.ints.assign(a.ints().begin(), a.ints().end()); break;
     case AP::FLOAT: out.kind = K::kFloat; out.floats = {a.f()}; break;
-    case AP::FLOATS: out.kind = K::kFloats; out.floats.assign(a.floats().begin(), a.floats().end()); break;
+    case AP::FLOATS:
+      out.kind = K::kFloats;
+      out.floats.assign(a.floats().begin(), a.floats().end());
+      break;
     case AP::STRING: out.kind = K::kString; out.s = a.s(); break;
-    case AP::STRINGS: out.kind = K::kStrings; out.strings.assign(a.strings().begin(), a.strings().end()); break;
+    case AP::STRINGS:
+      out.kind = K::kStrings;
+      out.strings.assign(a.strings().begin(), a.strings().end());
+      break;
     default: out.kind = K::kOther; break;
   }
   return out;
@@ -92,7 +101,8 @@ std::optional<onnx::FunctionProto> Body(const graph::Graph& g, const graph::Node
   return fp;
 }
 
-// Graph::GenerateNodeName (graph.cc:L3912-L3948; ORT's _token_ counter is graph-wide): `base`, or base_token_<n> when taken.
+// Graph::GenerateNodeName (graph.cc:L3912-L3948): `base`, or base_token_<n> when taken (ORT's
+// counter is graph-wide, this one starts at 0).
 std::string UniqueNodeName(const graph::Graph& g, const std::string& base) {
   std::unordered_set<std::string> taken;
   for (const auto& n : g.nodes()) taken.insert(n.name);

@@ -33,8 +33,13 @@
 //   (InlineFunctionProto: Constant nodes become initializers), L3912-L3948 (GenerateNodeName),
 //   L3200-L3210 (schema defaults added to a node's attributes at resolve);
 //   function_utils.cc:L373-L398 (Inliner: prefix_ + "_" + name), L443-L463 (attribute
-//   references: the call node's value, else dropped), L504-L512 (Specialize). Measured with onnxruntime-node 1.30.0:
-//   tests/kernels/float16_fusion_test.cc (FunctionInlining*).
+//   references: the call node's value, else dropped), L504-L512 (Specialize).
+//   Measured with onnxruntime-node 1.30.0 (tests/kernels/float16_fusion_test.cc,
+//   FunctionInlining*): float16 Softmax 13 and 17, LogSoftmax 13, HardSwish 14, GreaterOrEqual 16,
+//   LessOrEqual 12 and a scaled dot-product attention block list the same kernels, in the same
+//   order, with the same value names; Softmax 11 (no body) stays one Softmax between Casts.
+//   Not comparable: ORT rejects a float16 MeanVarianceNormalization 13 at session creation (its
+//   body adds a float ε to a float16 value); hase inlines it.
 #pragma once
 
 #include "hase/kernels/fusion_rule.h"
