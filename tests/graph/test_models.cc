@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -74,6 +75,28 @@ ModelBuilder& ModelBuilder::FloatConst(const std::string& name, const std::vecto
   t->set_data_type(onnx::TensorProto::FLOAT);
   for (int64_t d : dims) t->add_dims(d);
   for (float v : values) t->add_float_data(v);
+  return *this;
+}
+
+ModelBuilder& ModelBuilder::Float16Const(const std::string& name,
+                                         const std::vector<int64_t>& dims,
+                                         const std::vector<float>& values) {
+  auto* t = m_.mutable_graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::FLOAT16);
+  for (int64_t d : dims) t->add_dims(d);
+  for (float v : values) {
+    uint16_t h = 0;
+    if (v != 0.0f) {
+      int e = 0;
+      const float m = std::frexp(std::fabs(v), &e);  // |v| = m · 2^e, m in [0.5, 1)
+      if (e - 1 < -14 || e - 1 > 15) std::abort();   // not a normal float16
+      const int mant = static_cast<int>(std::lround((m * 2.0f - 1.0f) * 1024.0f));
+      h = static_cast<uint16_t>(((e - 1 + 15) << 10) + mant);  // a carry bumps the exponent
+      if (v < 0) h |= 0x8000;
+    }
+    t->add_int32_data(h);
+  }
   return *this;
 }
 

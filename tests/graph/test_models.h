@@ -24,6 +24,10 @@ class ModelBuilder {
                        bool external = false, int32_t elem_type = 1);
   ModelBuilder& FloatConst(const std::string& name, const std::vector<int64_t>& dims,
                            const std::vector<float>& values);
+  // Float16 initializer of `dims` holding `values`, each rounded to the nearest float16 (normal
+  // numbers and zero only: a value outside [2^-14, 65504] in magnitude aborts the test).
+  ModelBuilder& Float16Const(const std::string& name, const std::vector<int64_t>& dims,
+                             const std::vector<float>& values);
   ModelBuilder& Int64Const(const std::string& name, const std::vector<int64_t>& values);
   // A rank-0 int64 initializer (Gather indices that drop the axis).
   ModelBuilder& Int64Scalar(const std::string& name, int64_t value);

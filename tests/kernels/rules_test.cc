@@ -1,4 +1,6 @@
 // Fusion rules and the cost model on tiny in-code models, per profile.
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "graph/test_models.h"
@@ -229,6 +231,19 @@ TEST(Profiles, UnknownProfileAndUnknownDisabledRule) {
   auto none = kernels::MakeFusionProfile("none");
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->empty());
+  // FunctionInlining is an ort-cpu rule (the CUDA EP has float16 kernels for the ops it expands).
+  EXPECT_FALSE(kernels::MakeFusionProfile("ort-cuda", {"FunctionInlining"}).ok());
+  auto cpu = kernels::MakeFusionProfile("ort-cpu");
+  ASSERT_TRUE(cpu.ok());
+  // LayerNormFusion is registered twice on ort-cpu (levels 1 and 2); --disable removes both.
+  const auto count = [](const kernels::RuleList& r, const std::string& name) {
+    return std::count_if(r.begin(), r.end(), [&](const auto& x) { return x->Name() == name; });
+  };
+  EXPECT_EQ(count(*cpu, "LayerNormFusion"), 2);
+  auto cpu_off = kernels::MakeFusionProfile("ort-cpu", {"LayerNormFusion"});
+  ASSERT_TRUE(cpu_off.ok());
+  EXPECT_EQ(count(*cpu_off, "LayerNormFusion"), 0);
+  EXPECT_EQ(cpu_off->size(), cpu->size() - 2);
 }
 
 TEST(Profiles, DisablingConvActivationFusionKeepsResNetReluSeparate) {

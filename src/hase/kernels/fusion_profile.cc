@@ -14,6 +14,7 @@
 #include "hase/kernels/rules/conv_add_fusion.h"
 #include "hase/kernels/rules/conv_bn_fold.h"
 #include "hase/kernels/rules/dropout_elimination.h"
+#include "hase/kernels/rules/function_inlining.h"
 #include "hase/kernels/rules/gelu_fusion.h"
 #include "hase/kernels/rules/gemm_activation_fusion.h"
 #include "hase/kernels/rules/identity_elimination.h"
@@ -31,8 +32,9 @@
 namespace hase::kernels {
 namespace {
 
-// Level 1 ("basic"): standard ops only, every provider.
-void AddBasicRules(RuleList* r) {
+// Level 1 ("basic"): standard ops only, every provider. `ort_1_21_level1`: with the level-1
+// LayerNormFusion of current releases (ort-cpu); ort-cuda's 1.17.3 has none (docs/kernels-json.md).
+void AddBasicRules(RuleList* r, bool ort_1_21_level1) {
   // ORT's order (graph_transformer_utils.cc:L213-L236): its rewrite rules, then ConstantSharing
   // (first pass only), CommonSubexpressionElimination (compares initializers by identity, so
   // after ConstantSharing), ConstantFolding (after both: folded values are never shared).
@@ -48,6 +50,11 @@ void AddBasicRules(RuleList* r) {
   r->push_back(std::make_unique<rules::ConvBnFold>());
   r->push_back(std::make_unique<rules::MatMulAddFusion>());
   r->push_back(std::make_unique<rules::ReshapeFusion>());  // after MatMulAddFusion, as in ORT
+  if (ort_1_21_level1) {
+    // Fuses only when the model imports ai.onnx ≥ 17 (then the level-2 instance does nothing);
+    // after ReshapeFusion, before TransposeOptimizer, as in ORT (graph_transformer_utils.cc:L244).
+    r->push_back(std::make_unique<rules::LayerNormFusion>(rules::LayerNormFusion::Level::kBasic));
+  }
   r->push_back(std::make_unique<rules::PadFusion>());
   r->push_back(std::make_unique<rules::TransposeOptimizer>());  // last of level 1, as in ORT
 }
@@ -66,21 +73,26 @@ Result<RuleList> MakeFusionProfile(const std::string& profile,
                                    const std::vector<std::string>& disabled) {
   RuleList r;
   if (profile == "ort-cuda") {
-    AddBasicRules(&r);
+    AddBasicRules(&r, /*ort_1_21_level1=*/false);
     // Level 2 ("extended"), CUDA provider set.
     r.push_back(std::make_unique<rules::ConvActivationFusion>(rules::ConvActivationFusion::Cuda()));
     r.push_back(std::make_unique<rules::GeluFusion>());
-    r.push_back(std::make_unique<rules::LayerNormFusion>());
+    r.push_back(
+        std::make_unique<rules::LayerNormFusion>(rules::LayerNormFusion::Level::kExtendedOnly));
     r.push_back(std::make_unique<rules::SimplifiedLayerNormFusion>(/*allow_float16=*/true));
     r.push_back(std::make_unique<rules::BiasGeluFusion>());  // after GeluFusion, as in ORT
     r.push_back(std::make_unique<rules::QuickGeluFusion>(/*allow_float16=*/true));
   } else if (profile == "ort-cpu") {
-    AddBasicRules(&r);
+    AddBasicRules(&r, /*ort_1_21_level1=*/true);
+    // Partitioning, between the levels: a node the CPU EP has no kernel for and whose op has
+    // an ONNX function body is replaced by the body (graph_partitioner.cc InlineNodes).
+    r.push_back(std::make_unique<rules::FunctionInlining>());
     // Level 2 ("extended"), CPU provider set. GemmActivationFusion is CPU-only.
     r.push_back(std::make_unique<rules::GemmActivationFusion>());
     r.push_back(std::make_unique<rules::ConvActivationFusion>(rules::ConvActivationFusion::Cpu()));
     r.push_back(std::make_unique<rules::GeluFusion>());
-    r.push_back(std::make_unique<rules::LayerNormFusion>());
+    r.push_back(
+        std::make_unique<rules::LayerNormFusion>(rules::LayerNormFusion::Level::kExtended));
     r.push_back(std::make_unique<rules::SimplifiedLayerNormFusion>(/*allow_float16=*/false));
     r.push_back(std::make_unique<rules::BiasGeluFusion>());  // after GeluFusion, as in ORT
     r.push_back(std::make_unique<rules::QuickGeluFusion>(/*allow_float16=*/false));
@@ -91,12 +103,14 @@ Result<RuleList> MakeFusionProfile(const std::string& profile,
                                "use one of: ort-cuda, ort-cpu, none");
   }
   for (const std::string& d : disabled) {
-    auto it = std::find_if(r.begin(), r.end(), [&](const auto& rule) { return rule->Name() == d; });
-    if (it == r.end()) {
+    // Every rule of that name (LayerNormFusion is registered at levels 1 and 2), as ORT's
+    // rules_and_transformers_to_disable matches by name.
+    const auto named = [&](const auto& rule) { return rule->Name() == d; };
+    if (std::find_if(r.begin(), r.end(), named) == r.end()) {
       return Status::InvalidArgument("profile '" + profile + "' has no rule '" + d + "'",
                                      "--disable");
     }
-    r.erase(it);
+    r.erase(std::remove_if(r.begin(), r.end(), named), r.end());
   }
   return r;
 }

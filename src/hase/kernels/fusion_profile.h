@@ -11,8 +11,10 @@
 //   ort-cpu             ORT's CPU execution provider at level "extended" (no NCHWc layout);
 //                       reproduces onnxruntime-node 1.30.0 (tools/ort/package.json), checked
 //                       node for node on every zoo model (tests/data/ort_cpu_ops.json).
-//                       Ends with InsertCastTransformer: float16 nodes without a CPU float16
-//                       kernel run in float between Casts.
+//                       Between the levels, FunctionInlining: a float16 node without a CPU
+//                       kernel whose op has an ONNX function body (Softmax 13, …) is replaced by
+//                       the body. Ends with InsertCastTransformer: float16 nodes without a CPU
+//                       float16 kernel run in float between Casts.
 //   none                no rewrites: one kernel per ONNX node.
 // Each rule header names the ORT source file and lines it mirrors (in the v1.21.0 release text,
 // the one ORT release read line by line; docs/kernels-json.md "ORT sources") and what differs.
@@ -37,8 +39,10 @@ std::vector<std::string> FusionProfileNames();
 // "onnxruntime-node 1.30.0 (CPU EP, level extended)" for ort-cpu, "" for none and unknown names.
 std::string FusionProfileOrtRelease(const std::string& profile);
 
-// The rules of `profile`, minus those named in `disabled`. Errors: Unsupported (unknown
-// profile, listing the known ones); InvalidArgument (a disabled name that is no rule of it).
+// The rules of `profile`, minus those named in `disabled` (every instance of a name:
+// LayerNormFusion is registered at level 1 and at level 2 on ort-cpu, as in ORT). Errors:
+// Unsupported (unknown profile, listing the known ones); InvalidArgument (a disabled name that
+// is no rule of it).
 Result<RuleList> MakeFusionProfile(const std::string& profile,
                                    const std::vector<std::string>& disabled = {});
 

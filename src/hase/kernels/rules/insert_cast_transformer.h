@@ -28,10 +28,9 @@
 //    that writes no graph output, is removed too.
 // Effect: Casts (op Cast, ai.onnx, fresh ORT node indices, named InsertedPrecisionFreeCast_<value>
 //   as ORT names them) are real kernels; the float nodes read and write float values.
-// Not modelled: ORT's ahead-of-time function inlining, which expands a float16 op that has a
-//   function body but no CPU kernel (Softmax, LogSoftmax, LeakyRelu 16, PRelu 16, HardSwish,
-//   Gelu 20, GreaterOrEqual, LessOrEqual, GroupNormalization: measured with onnxruntime-node
-//   1.30) into its body before level 1; hase keeps the op and casts around it. Nodes with a
+// A float16 op without a CPU kernel that has an ONNX function body (Softmax 13, …) reaches this
+//   rule already replaced by its body (FunctionInlining, function_inlining.h), as in ORT; the
+//   ones libonnx 1.12 has no body for (LeakyRelu 16, PRelu 16) are cast around. Nodes with a
 //   subgraph (If, Loop, Scan) are left alone, as ORT leaves them; their bodies are not searched.
 // Mirrors: onnxruntime v1.21.0 onnxruntime/core/optimizer/insert_cast_transformer.cc:L17-L26
 //   (NeedInsertCast), L28-L47 (AddCastNode), L51-L64 (NodeNeedsInputCastToFp32), L87-L235

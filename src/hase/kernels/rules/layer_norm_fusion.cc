@@ -31,6 +31,21 @@ std::optional<std::vector<int64_t>> Axes(const graph::Node& n, int64_t rank) {
   return a;
 }
 
+// ORT's supported_data_types (layer_norm_fusion.cc:L16): float16, float, double, bfloat16.
+bool SupportedType(int32_t t, bool level1) {
+  if (!level1) return t == 1;  // hase's level 2: float only (header)
+  return t == 10 || t == 1 || t == 11 || t == 16;
+}
+
+// ORT's IsSupportedDataType (L20-L33): the first `first_n` inputs of `n` (all when -1).
+bool SupportedInputs(const graph::Graph& g, const graph::Node& n, bool level1, int first_n = -1) {
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    if (first_n >= 0 && static_cast<int>(i) >= first_n) break;
+    if (!SupportedType(ElemType(g, n.inputs[i]), level1)) return false;
+  }
+  return true;
+}
+
 graph::NodeId Lone(const graph::Graph& g, graph::NodeId id, const char* op) {
   const graph::NodeId c = LoneConsumer(g, id);
   return c != graph::kNoNode && IsOp(g.node(c), op) ? c : graph::kNoNode;
@@ -40,13 +55,17 @@ graph::NodeId Lone(const graph::Graph& g, graph::NodeId id, const char* op) {
 
 std::optional<LayerNormFound> LayerNormFusion::Match(const graph::Graph& g,
                                                      graph::NodeId id) const {
+  // L141-L153: LayerNormalization is a standard op from opset 17, so the level-1 instance fuses
+  // there and the level-2 one only below.
+  const bool level1 = level_ == Level::kBasic;
+  if (level_ != Level::kExtendedOnly && level1 != (g.opset() >= 17)) return std::nullopt;
   const graph::Node& mean = g.node(id);
   if (!IsOp(mean, "ReduceMean") || mean.inputs.size() != 1) return std::nullopt;
   LayerNormFound f;
   f.mean = id;
   f.x = mean.inputs[0];
   const graph::Value* xv = g.FindValue(f.x);
-  if (!xv || !xv->shape_known() || xv->elem_type != 1) return std::nullopt;
+  if (!xv || !xv->shape_known() || !SupportedInputs(g, mean, level1, 1)) return std::nullopt;
   const int64_t rank = static_cast<int64_t>(xv->shape.size());
   const auto axes = Axes(mean, rank);
   if (!axes) return std::nullopt;
@@ -55,6 +74,7 @@ std::optional<LayerNormFound> LayerNormFusion::Match(const graph::Graph& g,
       return std::nullopt;  // trailing, contiguous
     }
   }
+  if (axes->size() != 1) return std::nullopt;  // L420-L423: scale as 1-D
   f.axis = (*axes)[0];
   const graph::NodeId sub = Lone(g, id, "Sub");
   if (sub == graph::kNoNode || g.node(sub).inputs[0] != f.x ||
@@ -77,9 +97,11 @@ std::optional<LayerNormFound> LayerNormFusion::Match(const graph::Graph& g,
   if (mean2 == graph::kNoNode || Axes(g.node(mean2), rank) != axes) return std::nullopt;
   const graph::NodeId add_eps = Lone(g, mean2, "Add");
   if (add_eps == graph::kNoNode) return std::nullopt;
-  const auto eps = Scalar(g, Other(g.node(add_eps), g.node(mean2).outputs[0]));
-  if (!eps) return std::nullopt;
-  f.epsilon = static_cast<float>(*eps);
+  if (Other(g.node(add_eps), g.node(mean2).outputs[0]).empty()) return std::nullopt;
+  // L477-L487: ε is the Add's input 1 when that is a float constant, else ORT's default.
+  const std::string& eps_name = g.node(add_eps).inputs[1];
+  const auto eps = ElemType(g, eps_name) == 1 ? Scalar(g, eps_name) : std::nullopt;
+  f.epsilon = eps ? static_cast<float>(*eps) : 1e-5f;
   const graph::NodeId sqrt = Lone(g, add_eps, "Sqrt");
   if (sqrt == graph::kNoNode || LoneConsumer(g, sqrt) != div ||
       g.node(div).inputs[1] != g.node(sqrt).outputs[0]) {
@@ -97,6 +119,11 @@ std::optional<LayerNormFound> LayerNormFusion::Match(const graph::Graph& g,
     if (!v || !g.IsConstant(c) || v->shape != normalised) return std::nullopt;
   }
   f.rest = {sub, pow, mean2, add_eps, sqrt, div, mul, add_bias};
+  for (graph::NodeId n : f.rest) {
+    if (!SupportedInputs(g, g.node(n), level1, IsOp(g.node(n), "ReduceMean") ? 1 : -1)) {
+      return std::nullopt;
+    }
+  }
   return f;
 }
 
