@@ -128,6 +128,7 @@ TEST_F(ApiTest, SubmitGetListCancelAndErrors) {
   EXPECT_EQ(json::parse(del->body)["state"], "cancelled");
   del = client_->Delete(("/v1/tasks/" + std::to_string(id)).c_str());
   EXPECT_EQ(del->status, 409);
+  EXPECT_EQ(json::parse(del->body)["error"]["code"], "conflict");
   json err = Get("/v1/tasks/424242", &status);
   EXPECT_EQ(status, 404);
   EXPECT_EQ(err["error"]["code"], "not found");

@@ -97,10 +97,10 @@ TEST(Daemon, PlacesWithTheHasePolicyAndPredictsTimes) {
   r = *d->Get(a->record.id);
   EXPECT_EQ(r.state, TaskState::kSucceeded);
   EXPECT_DOUBLE_EQ(r.ended_s - r.started_s, 2.0);
-  EXPECT_TRUE(d->Complete(a->record.id, 0).status().IsInvalidArgument());
+  EXPECT_TRUE(d->Complete(a->record.id, 0).status().IsConflict());
   ASSERT_TRUE(d->Cancel(b->record.id).ok());
   EXPECT_EQ(d->Get(b->record.id)->state, TaskState::kCancelled);
-  EXPECT_TRUE(d->Cancel(b->record.id).status().IsInvalidArgument());
+  EXPECT_TRUE(d->Cancel(b->record.id).status().IsConflict());
   EXPECT_TRUE(d->Cancel(999).status().IsNotFound());
   // Metrics are valid exposition text with the right counts.
   auto m = telemetry::ParsePromText(d->MetricsText());

@@ -265,7 +265,7 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions option
     Result<int64_t> id = IdOf(req);
     if (!id.ok()) return SendError(res, id.status());
     Result<TaskRecord> r = daemon_.Cancel(*id);
-    if (!r.ok()) return SendError(res, r.status(), r.status().IsInvalidArgument() ? 409 : 0);
+    if (!r.ok()) return SendError(res, r.status());  // 409 conflict: the task has ended
     SendJson(res, 200, TaskRecordToJson(*r));
   };
   del(R"(/v1/tasks/(\d+))", kMutate, cancel);
@@ -282,7 +282,7 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions option
                                                     "the process's exit status, 0 for success"));
     }
     Result<TaskRecord> r = daemon_.Complete(*id, code.get<int>());
-    if (!r.ok()) return SendError(res, r.status(), r.status().IsInvalidArgument() ? 409 : 0);
+    if (!r.ok()) return SendError(res, r.status());  // 409 conflict: the task has ended
     SendJson(res, 200, TaskRecordToJson(*r));
   });
   get("/v1/gpus", kRead, [this](const httplib::Request&, httplib::Response& res) {

@@ -673,7 +673,8 @@ Result<TaskRecord> Daemon::Cancel(int64_t id) {
   if (it == tasks_.end()) return Status::NotFound("no task " + std::to_string(id));
   TaskRecord& r = it->second;
   if (IsTerminal(r.state)) {
-    return Status::InvalidArgument("task " + std::to_string(id) + " already " + TaskStateName(r.state));
+    return Status::Conflict("task " + std::to_string(id) + " already " + TaskStateName(r.state), "",
+                            "an ended task cannot be cancelled; its record shows how it ended");
   }
   const double now = Now();
   std::vector<int64_t> changed{id};
@@ -703,8 +704,9 @@ Result<TaskRecord> Daemon::Complete(int64_t id, int exit_code) {
     auto it = tasks_.find(id);
     if (it == tasks_.end()) return Status::NotFound("no task " + std::to_string(id));
     if (it->second.state != TaskState::kRunning) {
-      return Status::InvalidArgument("task " + std::to_string(id) + " is " + TaskStateName(it->second.state) +
-                                     ", not running");
+      return Status::Conflict("task " + std::to_string(id) + " is " + TaskStateName(it->second.state) +
+                                  ", not running",
+                              "", "only a running task can be completed");
     }
     attempt = it->second.attempts;
   }

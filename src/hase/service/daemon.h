@@ -217,9 +217,10 @@ class Daemon {
   // Newest first, at most `limit`, optionally only one state.
   std::vector<TaskRecord> List(std::optional<TaskState> state, size_t limit) const;
   // Cancels a queued, bound or running task (the backend stops it). NotFound for an unknown id;
-  // InvalidArgument when it already ended.
+  // Conflict when it already ended (HTTP 409).
   Result<TaskRecord> Cancel(int64_t id);
-  // An outside runner reports the end of a running task. NotFound / InvalidArgument as Cancel.
+  // An outside runner reports the end of a running task. NotFound as Cancel; Conflict when the
+  // task is not running.
   Result<TaskRecord> Complete(int64_t id, int exit_code);
 
   // GPU/node failure handling (see file comment). NotFound for an unknown GPU/node. Returns the
