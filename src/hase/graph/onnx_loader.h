@@ -1,7 +1,9 @@
 // LoadOnnxGraph: .onnx file → Graph with every tensor shape bound and inferred.
 //
 // Steps: read the file without weight bytes (model_proto_reader.h); check the opset (ai.onnx
-// 7–17, what ONNX 1.12's shape inference knows); bind the graph inputs' dynamic dims (batch,
+// 7–17, what ONNX 1.12's shape inference knows); take ONNX Runtime's view of the shapes with the
+// batch still open (ort_shape_view.h: Value::ort_shape, what fusion rules decide on); bind the
+// graph inputs' dynamic dims (batch,
 // spatial) from LoadOptions; drop the file's own value_info (it may hold stale symbolic shapes);
 // run ONNX shape inference (onnx::shape_inference::InferShapes, with data propagation so shape
 // arithmetic such as Shape→Gather→Concat→Reshape resolves); convert Constant nodes to
