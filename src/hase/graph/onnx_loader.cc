@@ -11,6 +11,7 @@
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include "hase/graph/attribute_proto.h"
 #include "hase/graph/ort_shape_view.h"
 #include "hase/graph/shape_values.h"
 #include "hase/graph/validate_ops.h"
@@ -171,28 +172,6 @@ std::optional<Value> ValueFromConstant(const onnx::NodeProto& n) {
     }
   }
   return std::nullopt;
-}
-
-Attribute AttributeFromProto(const onnx::AttributeProto& a) {
-  Attribute out;
-  using AP = onnx::AttributeProto;
-  switch (a.type()) {
-    case AP::INT: out.kind = Attribute::Kind::kInt; out.ints = {a.i()}; break;
-    case AP::INTS: out.kind = Attribute::Kind::kInts; out.ints.assign(a.ints().begin(), a.ints().end()); break;
-    case AP::FLOAT: out.kind = Attribute::Kind::kFloat; out.floats = {a.f()}; break;
-    case AP::FLOATS: out.kind = Attribute::Kind::kFloats; out.floats.assign(a.floats().begin(), a.floats().end()); break;
-    case AP::STRING: out.kind = Attribute::Kind::kString; out.s = a.s(); break;
-    case AP::STRINGS: out.kind = Attribute::Kind::kStrings; out.strings.assign(a.strings().begin(), a.strings().end()); break;
-    case AP::TENSOR:
-      out.kind = Attribute::Kind::kTensor;
-      out.tensor_elem_type = a.t().data_type();
-      out.ints.assign(a.t().dims().begin(), a.t().dims().end());
-      out.tensor_raw = a.t().has_raw_data();
-      if (out.tensor_raw) out.s = a.t().raw_data();
-      break;
-    default: out.kind = Attribute::Kind::kOther; break;
-  }
-  return out;
 }
 
 std::string DomainOf(const onnx::NodeProto& n) {
@@ -480,7 +459,7 @@ Result<LoadedGraph> LoadOnnxGraph(const std::string& path, const LoadOptions& op
   // Window attributes first: ONNX's inference divides by strides (a zero one is SIGFPE).
   HASE_RETURN_IF_ERROR(CheckWindowAttributes(*g, path));
   // What ONNX Runtime sees of the file, taken before any dim is bound (ort_shape_view.h).
-  const OrtShapeView ort_view = ComputeOrtShapeView(model);
+  const OrtShapeView ort_view = options.ort_view ? ComputeOrtShapeView(model) : OrtShapeView{};
   {
     Status s = BindInputs(g, options, &out.warnings);
     if (!s.ok()) return s.WithContext(path);

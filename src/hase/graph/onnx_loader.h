@@ -43,6 +43,9 @@ struct LoadOptions {
   // Fail (InvalidArgument) if a value read or written by a node has an unknown shape after
   // inference. Default true: costs need shapes.
   bool require_shapes = true;
+  // Take ONNX Runtime's view of the shapes (Value::ort_shape, ort_shape_view.h) for fusion rules
+  // to decide on. False when no rule will run (fusion profile "none"): one inference pass less.
+  bool ort_view = true;
 };
 
 struct LoadedGraph {

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <functional>
 #include <optional>
 #include <string>
 #include <unordered_set>
@@ -9,6 +10,7 @@
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include "hase/graph/attribute_proto.h"
 #include "hase/graph/graph.h"
 #include "hase/graph/shape_values.h"
 #include "hase/graph/topological_order.h"
@@ -70,38 +72,6 @@ void SetShape(onnx::TypeProto_Tensor* tt, const std::vector<int64_t>& dims) {
   }
 }
 
-void AddAttribute(onnx::NodeProto* n, const std::string& name, const Attribute& a) {
-  using AP = onnx::AttributeProto;
-  onnx::AttributeProto* p = n->add_attribute();
-  p->set_name(name);
-  switch (a.kind) {
-    case Attribute::Kind::kInt: p->set_type(AP::INT); p->set_i(a.ints.empty() ? 0 : a.ints[0]); break;
-    case Attribute::Kind::kInts:
-      p->set_type(AP::INTS);
-      for (int64_t v : a.ints) p->add_ints(v);
-      break;
-    case Attribute::Kind::kFloat: p->set_type(AP::FLOAT); p->set_f(a.floats.empty() ? 0 : a.floats[0]); break;
-    case Attribute::Kind::kFloats:
-      p->set_type(AP::FLOATS);
-      for (float v : a.floats) p->add_floats(v);
-      break;
-    case Attribute::Kind::kString: p->set_type(AP::STRING); p->set_s(a.s); break;
-    case Attribute::Kind::kStrings:
-      p->set_type(AP::STRINGS);
-      for (const auto& v : a.strings) p->add_strings(v);
-      break;
-    case Attribute::Kind::kTensor: {
-      p->set_type(AP::TENSOR);
-      onnx::TensorProto* t = p->mutable_t();
-      t->set_data_type(a.tensor_elem_type);
-      for (int64_t d : a.ints) t->add_dims(d);
-      if (a.tensor_raw) t->set_raw_data(a.s);
-      break;
-    }
-    case Attribute::Kind::kOther: n->mutable_attribute()->RemoveLast(); break;
-  }
-}
-
 // A constant's values as an initializer ONNX inference can read; false when its type is not one
 // hase keeps values for.
 bool FillTensor(onnx::TensorProto* t, const Value& v) {
@@ -135,24 +105,32 @@ bool FillTensor(onnx::TensorProto* t, const Value& v) {
 }
 
 // Dims of an inferred value info in Value::ort_shape codes; nullopt without a rank.
-std::optional<std::vector<int64_t>> OrtDimsOf(const onnx::ValueInfoProto& vi) {
+// `symbol` gives the code of a dim_param (kOrtUnknownDim for names that are no symbol).
+std::optional<std::vector<int64_t>> OrtDimsOf(
+    const onnx::ValueInfoProto& vi, const std::function<int64_t(const std::string&)>& symbol) {
   if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) return std::nullopt;
   std::vector<int64_t> dims;
-  const std::string prefix = kSymbolPrefix;
   for (const auto& d : vi.type().tensor_type().shape().dim()) {
     if (d.has_dim_value() && d.dim_value() >= 0) {
       dims.push_back(d.dim_value());
-    } else if (int64_t code = 0; d.has_dim_param() && d.dim_param().rfind(prefix, 0) == 0 &&
-                                 std::from_chars(d.dim_param().data() + prefix.size(),
-                                                 d.dim_param().data() + d.dim_param().size(), code)
-                                         .ec == std::errc() &&
-                                 code >= -kOrtFirstSymbol) {
-      dims.push_back(-code);
     } else {
-      dims.push_back(kOrtUnknownDim);
+      dims.push_back(d.has_dim_param() ? symbol(d.dim_param()) : kOrtUnknownDim);
     }
   }
   return dims;
+}
+
+// The code of a "hase_sym_N" name RefreshOrtShapes wrote (SetShape); other names are unknown.
+int64_t RefreshSymbol(const std::string& param) {
+  const std::string prefix = kSymbolPrefix;
+  int64_t code = 0;
+  if (param.rfind(prefix, 0) == 0 &&
+      std::from_chars(param.data() + prefix.size(), param.data() + param.size(), code).ec ==
+          std::errc() &&
+      code >= -kOrtFirstSymbol) {
+    return -code;
+  }
+  return kOrtUnknownDim;
 }
 
 }  // namespace
@@ -214,13 +192,15 @@ void RefreshOrtShapes(Graph& g) {
       tt->set_elem_type(v->elem_type);
       SetShape(tt, *v->ort_shape);
     }
-    for (const auto& [name, a] : n.attributes) AddAttribute(np, name, a);
+    for (const auto& [name, a] : n.attributes) {
+      if (auto p = AttributeToProto(name, a)) *np->add_attribute() = std::move(*p);
+    }
   }
   if (!Infer(&m)) return;
   for (const onnx::ValueInfoProto& vi : m.graph().value_info()) {
     const Value* v = g.FindValue(vi.name());
     if (v == nullptr) continue;
-    const auto inferred = OrtDimsOf(vi);
+    const auto inferred = OrtDimsOf(vi, RefreshSymbol);
     if (!inferred) continue;
     std::vector<int64_t> merged = *inferred;
     if (v->ort_shape) {
@@ -265,18 +245,11 @@ OrtShapeView ComputeOrtShapeView(const onnx::ModelProto& model) {
   view.values = std::move(values);
 
   auto note = [&](const onnx::ValueInfoProto& vi) {
-    if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) return;
-    std::vector<int64_t> dims;
-    for (const auto& d : vi.type().tensor_type().shape().dim()) {
-      if (d.has_dim_value() && d.dim_value() >= 0) {
-        dims.push_back(d.dim_value());
-      } else if (d.has_dim_param() && symbols.count(d.dim_param())) {
-        dims.push_back(symbols.at(d.dim_param()));
-      } else {
-        dims.push_back(kOrtUnknownDim);
-      }
-    }
-    view.dims[vi.name()] = std::move(dims);
+    auto dims = OrtDimsOf(vi, [&](const std::string& param) {
+      auto it = symbols.find(param);
+      return it == symbols.end() ? kOrtUnknownDim : it->second;
+    });
+    if (dims) view.dims[vi.name()] = std::move(*dims);
   };
   for (const auto& vi : m.graph().input()) note(vi);
   for (const auto& vi : m.graph().value_info()) note(vi);

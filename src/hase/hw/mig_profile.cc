@@ -6,10 +6,8 @@
 #include "hase/hw/gpu_spec.h"
 
 namespace hase {
-namespace {
 
-// "MIG 1g.5gb" / "1G.5GB" → "1g.5gb".
-std::string Canonical(std::string_view name) {
+std::string CanonicalMigProfileName(std::string_view name) {
   std::string s(name);
   if (s.size() > 4 && (s.rfind("MIG ", 0) == 0 || s.rfind("mig ", 0) == 0)) s = s.substr(4);
   std::transform(s.begin(), s.end(), s.begin(),
@@ -17,12 +15,10 @@ std::string Canonical(std::string_view name) {
   return s;
 }
 
-}  // namespace
-
 const MigProfile* MigGeometry::Find(std::string_view name) const {
-  const std::string want = Canonical(name);
+  const std::string want = CanonicalMigProfileName(name);
   for (const MigProfile& p : profiles) {
-    if (Canonical(p.name) == want) return &p;
+    if (CanonicalMigProfileName(p.name) == want) return &p;
   }
   return nullptr;
 }

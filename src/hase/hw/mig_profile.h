@@ -20,6 +20,10 @@ namespace hase {
 
 struct GpuSpec;
 
+// A profile name in the form MigProfile::name uses: "MIG 1g.5gb" / "1G.5GB" → "1g.5gb" (DCGM's
+// GPU_I_PROFILE label carries the "MIG " prefix; users write either case).
+std::string CanonicalMigProfileName(std::string_view name);
+
 // One GPU instance profile of a GPU type.
 struct MigProfile {
   std::string name;        // profile name as NVML/DCGM print it without "MIG ": "1g.5gb"

@@ -52,6 +52,7 @@ Result<KernelList> BuildKernelList(const std::string& onnx_path, const KernelLis
   graph::LoadOptions lo;
   lo.batch = options.batch;
   lo.input_shape = options.input_shape;
+  lo.ort_view = !rules.empty();
   Result<graph::LoadedGraph> load = graph::LoadOnnxGraph(onnx_path, lo);
   if (!load.ok() && load.status().IsInvalidArgument()) {
     // Shape inference may reject a batch the model pins (Reshape(x, [-1, 512]) at an odd

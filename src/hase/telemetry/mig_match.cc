@@ -1,21 +1,11 @@
 #include "hase/telemetry/mig_match.h"
 
 #include <algorithm>
-#include <cctype>
 #include <numeric>
 
+#include "hase/hw/mig_profile.h"
+
 namespace hase::telemetry {
-namespace {
-
-std::string Canonical(std::string_view name) {
-  std::string s(name);
-  if (s.size() > 4 && (s.rfind("MIG ", 0) == 0 || s.rfind("mig ", 0) == 0)) s = s.substr(4);
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
-}  // namespace
 
 MigMatch MatchMigInstances(std::span<const MigInstanceDecl> declared,
                            std::span<const GpuObservation> seen) {
@@ -31,7 +21,8 @@ MigMatch MatchMigInstances(std::span<const MigInstanceDecl> declared,
     if (declared[d].gpu_instance < 0) continue;
     for (int s : order) {
       if (!taken[s] && seen[s].key.gpu_instance == declared[d].gpu_instance &&
-          Canonical(seen[s].mig_profile) == Canonical(declared[d].profile)) {
+          CanonicalMigProfileName(seen[s].mig_profile) ==
+              CanonicalMigProfileName(declared[d].profile)) {
         m.declared_to_seen[d] = s;
         taken[s] = true;
         break;
@@ -40,9 +31,9 @@ MigMatch MatchMigInstances(std::span<const MigInstanceDecl> declared,
   }
   for (size_t d = 0; d < declared.size(); ++d) {
     if (declared[d].gpu_instance >= 0) continue;
-    const std::string want = Canonical(declared[d].profile);
+    const std::string want = CanonicalMigProfileName(declared[d].profile);
     for (int s : order) {
-      if (!taken[s] && Canonical(seen[s].mig_profile) == want) {
+      if (!taken[s] && CanonicalMigProfileName(seen[s].mig_profile) == want) {
         m.declared_to_seen[d] = s;
         taken[s] = true;
         break;

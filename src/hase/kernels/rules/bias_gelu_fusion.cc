@@ -10,13 +10,13 @@ std::optional<BiasGeluFound> BiasGeluFusion::Match(const graph::Graph& g, graph:
   const graph::Value* a = g.FindValue(add.inputs[0]);
   const graph::Value* b = g.FindValue(add.inputs[1]);
   if (!a || !b) return std::nullopt;
-  // The dims ORT reads (NodeArg::Shape(), Value::ort_shape): an operand of unknown rank — a
-  // Reshape to a computed, batch-dependent target upstream — stops the fusion in ORT.
-  const bool ort = g.has_ort_view();
-  if (ort ? (!a->ort_shape || !b->ort_shape) : (!a->has_shape || !b->has_shape)) return std::nullopt;
-  const std::vector<int64_t>& da = ort ? *a->ort_shape : a->shape;
-  const std::vector<int64_t>& db = ort ? *b->ort_shape : b->shape;
-  if (da.empty() || db.empty()) return std::nullopt;
+  // The dims ORT reads: an operand of unknown rank — a Reshape to a computed, batch-dependent
+  // target upstream — stops the fusion in ORT.
+  const std::vector<int64_t>* pa = DecisionDims(g, *a);
+  const std::vector<int64_t>* pb = DecisionDims(g, *b);
+  if (!pa || !pb || pa->empty() || pb->empty()) return std::nullopt;
+  const std::vector<int64_t>& da = *pa;
+  const std::vector<int64_t>& db = *pb;
   if (da.back() == graph::kOrtUnknownDim || da.back() != db.back()) return std::nullopt;
   BiasGeluFound f{id, graph::kNoNode, "", ""};
   if (da.size() == 1) {

@@ -11,6 +11,7 @@
 #include <onnx/defs/tensor_proto_util.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include "hase/graph/attribute_proto.h"
 #include "hase/kernels/rules/cpu_float16_kernels.h"
 
 namespace hase::kernels::rules {
@@ -19,44 +20,11 @@ namespace {
 using AP = onnx::AttributeProto;
 
 // hase's attribute as ONNX's, or nullopt for kinds hase keeps no content of.
+// `a` as ONNX writes it; nullopt for kinds whose content hase does not keep whole (tensors are
+// kept as raw bytes only, kOther not at all): such a node or body is left alone.
 std::optional<AP> ToProto(const std::string& name, const graph::Attribute& a) {
-  AP p;
-  p.set_name(name);
-  using K = graph::Attribute::Kind;
-  switch (a.kind) {
-    case K::kInt: p.set_type(AP::INT); p.set_i(a.ints.at(0)); break;
-    case K::kInts: p.set_type(AP::INTS); for (int64_t v : a.ints) p.add_ints(v); break;
-    case K::kFloat: p.set_type(AP::FLOAT); p.set_f(a.floats.at(0)); break;
-    case K::kFloats: p.set_type(AP::FLOATS); for (float v : a.floats) p.add_floats(v); break;
-    case K::kString: p.set_type(AP::STRING); p.set_s(a.s); break;
-    case K::kStrings:
-      p.set_type(AP::STRINGS);
-      for (const auto& s : a.strings) p.add_strings(s);
-      break;
-    default: return std::nullopt;
-  }
-  return p;
-}
-
-graph::Attribute FromProto(const AP& a) {
-  graph::Attribute out;
-  using K = graph::Attribute::Kind;
-  switch (a.type()) {
-    case AP::INT: out.kind = K::kInt; out.ints = {a.i()}; break;
-    case AP::INTS: out.kind = K::kInts; out.ints.assign(a.ints().begin(), a.ints().end()); break;
-    case AP::FLOAT: out.kind = K::kFloat; out.floats = {a.f()}; break;
-    case AP::FLOATS:
-      out.kind = K::kFloats;
-      out.floats.assign(a.floats().begin(), a.floats().end());
-      break;
-    case AP::STRING: out.kind = K::kString; out.s = a.s(); break;
-    case AP::STRINGS:
-      out.kind = K::kStrings;
-      out.strings.assign(a.strings().begin(), a.strings().end());
-      break;
-    default: out.kind = K::kOther; break;
-  }
-  return out;
+  if (a.kind == graph::Attribute::Kind::kTensor) return std::nullopt;
+  return graph::AttributeToProto(name, a);
 }
 
 // The tensor type of `v` with its bound shape (unknown dims left open).
@@ -235,7 +203,8 @@ bool Inline(graph::Graph& g, graph::NodeId id, const onnx::FunctionProto& fp, in
       continue;
     }
     for (const AP& a : n.attribute()) {
-      if (!ToProto(a.name(), FromProto(a))) return false;  // a kind hase keeps no content of
+      // a kind hase keeps no content of
+      if (!ToProto(a.name(), graph::AttributeFromProto(a))) return false;
     }
     body.push_back(std::move(n));
   }
@@ -299,7 +268,7 @@ bool Inline(graph::Graph& g, graph::NodeId id, const onnx::FunctionProto& fp, in
     m.op_type = n.op_type();
     m.inputs.assign(n.input().begin(), n.input().end());
     m.outputs.assign(n.output().begin(), n.output().end());
-    for (const AP& a : n.attribute()) m.attributes[a.name()] = FromProto(a);
+    for (const AP& a : n.attribute()) m.attributes[a.name()] = graph::AttributeFromProto(a);
     m.source_nodes = {call.name};
     g.AddNode(std::move(m));
   }

@@ -18,8 +18,7 @@ std::optional<NoopFound> NoopElimination::Match(const graph::Graph& g, graph::No
   const graph::Value* c = g.FindValue(n.inputs[c0 ? 0 : 1]);
   const graph::Value* x = g.FindValue(n.inputs[c0 ? 1 : 0]);
   if (c == nullptr || x == nullptr || !c->has_shape) return std::nullopt;
-  const std::vector<int64_t>* x_dims =
-      g.has_ort_view() ? (x->ort_shape ? &*x->ort_shape : nullptr) : (x->has_shape ? &x->shape : nullptr);
+  const std::vector<int64_t>* x_dims = DecisionDims(g, *x);
   if (x_dims == nullptr || c->shape.size() > x_dims->size()) return std::nullopt;
   int64_t size = 1;  // 0 or 1: any dim above 1 disqualifies
   for (int64_t d : c->shape) {

@@ -23,6 +23,11 @@ bool IsOp(const graph::Node& n, const char* op) {
   return !n.removed && n.domain.empty() && n.op_type == op;
 }
 
+const std::vector<int64_t>* DecisionDims(const graph::Graph& g, const graph::Value& v) {
+  if (g.has_ort_view()) return v.ort_shape ? &*v.ort_shape : nullptr;
+  return v.has_shape ? &v.shape : nullptr;
+}
+
 int32_t ElemType(const graph::Graph& g, const std::string& value) {
   const graph::Value* v = g.FindValue(value);
   return v ? v->elem_type : 0;

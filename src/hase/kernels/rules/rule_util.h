@@ -3,6 +3,7 @@
 
 #include <initializer_list>
 #include <string>
+#include <vector>
 
 #include "hase/graph/graph.h"
 
@@ -15,6 +16,11 @@ graph::NodeId LoneConsumer(const graph::Graph& g, graph::NodeId id);
 
 // True when `n` is op `op` in the ai.onnx domain.
 bool IsOp(const graph::Node& n, const char* op);
+
+// The dims of `v` a rule decides on, as ORT's transformers read NodeArg::Shape(): ORT's view
+// (Value::ort_shape) when the graph has one, else the bound shape; nullptr when that rank is
+// unknown.
+const std::vector<int64_t>* DecisionDims(const graph::Graph& g, const graph::Value& v);
 
 // Element type of `value` (ONNX number), 0 when unknown.
 int32_t ElemType(const graph::Graph& g, const std::string& value);

@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "hase/graph/topological_order.h"
+#include "hase/kernels/rules/rule_util.h"
 
 namespace hase::kernels::rules {
 namespace {
@@ -214,7 +215,9 @@ struct Ctx {
 
   // The dims ORT's checks read (GetValueInfo(…)->Shape()): its view when the graph has one.
   std::optional<std::vector<int64_t>> CheckedShape(const std::string& name) const {
-    return g.has_ort_view() ? OrtShape(name) : Shape(name);
+    const graph::Value* v = g.FindValue(name);
+    const std::vector<int64_t>* d = v ? DecisionDims(g, *v) : nullptr;
+    return d ? std::optional(*d) : std::nullopt;
   }
 
   // A value named `name` like `like` (dtype) with dims `dims` and ORT's view `ort_dims`.
