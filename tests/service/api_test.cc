@@ -216,6 +216,8 @@ TEST_F(ApiTest, WrongTypesAre400NamingFieldAndExpectedType) {
   Post("/v1/nodes/b/fail", "not json", &status);
   EXPECT_EQ(status, 400);
   EXPECT_EQ(Get("/v1/gpus")["gpus"][2]["health"], "ok");  // none of them failed it
+  // The daemon's own pass binds the task (tick 50 ms): under load it may not have run yet.
+  EXPECT_EQ(WaitPlaced(t["id"].get<int64_t>())["state"], "running");
   Post(complete, R"({"exit_code":3})", &status);
   EXPECT_EQ(status, 200);
 }
