@@ -1,7 +1,9 @@
 // Daemon: the scheduler behind `hase serve` — a durable queue, live GPU load, the simulator's
 // policy code, an optional backend that runs what it places (backend.h: local executor, Slurm,
 // Kubernetes), and the state the REST API and the Kubernetes extender read. Files: daemon.cc
-// (core), daemon_report.cc (views, /metrics, why), daemon_external.cc (extender, advise, bind).
+// (core: queue, passes, launches), daemon_reconcile.cc (what backends report: ends, node
+// health, failures, recovery), daemon_report.cc (views, /metrics, why), daemon_external.cc
+// (extender, advise, bind).
 //
 // Flow. Submit() commits the task to the journal (TaskStore) and returns; a scheduler thread
 // then runs policy cycles (sched::Policy::Schedule + Commit, the same code `hase simulate`

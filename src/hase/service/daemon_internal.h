@@ -1,4 +1,5 @@
-// Private to the daemon's three files (daemon.cc, daemon_report.cc, daemon_external.cc).
+// Private to the daemon's files (daemon.cc, daemon_report.cc, daemon_external.cc,
+// daemon_reconcile.cc).
 #pragma once
 
 #include <limits>
@@ -9,6 +10,9 @@
 namespace hase::service::internal {
 
 inline constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Holder of a failed GPU's phantom reservation (daemon.h, Failures).
+inline constexpr int kFailedGpuTaskId = -2;
 
 // The 400 for a model no GPU type of the cluster can price (Submit, Advise).
 inline Status UnpredictableModel(const std::string& model, const Status& why) {
