@@ -55,6 +55,7 @@ struct ServeFlags {
   double scrape_timeout_s = 2;
   double stale_after_s = 90;
   double load_max_age_s = 300;
+  double outside_lease_s = 3600;
   bool executor = false;
   std::string executor_node;
   std::string kube_api;
@@ -274,6 +275,7 @@ int Run(const ServeFlags& f) {
   o.policy = f.policy;
   o.store.synchronous_full = f.sync != "normal";
   o.load_max_age_s = f.load_max_age_s;
+  o.outside_lease_s = f.outside_lease_s;
   // dcgm-exporter collects every 30 s; a Prometheus window covers window seconds.
   o.load_settle_s = std::max(30.0, f.prometheus.empty() ? 0.0 : f.prometheus_window_s);
   o.executor = f.executor;
@@ -335,6 +337,11 @@ Command AddServeCommand(CLI::App& parent) {
   a.add_option("--scrape-timeout", flags->scrape_timeout_s, "Seconds before a scrape times out");
   a.add_option("--stale-after", flags->stale_after_s, "DCGM readings older than this make /healthz degraded (s)");
   a.add_option("--load-max-age", flags->load_max_age_s, "DCGM readings older than this are ignored (s)");
+  a.add_option("--outside-lease", flags->outside_lease_s,
+               "Seconds a task run outside hase (no command) holds its GPU without POST /v1/tasks/{id}/complete or "
+               "/heartbeat; then it fails and frees the GPU (0: never)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   a.add_flag("--executor", flags->executor, "Run task commands here (standalone mode; the local backend)");
   a.add_option("--backend", flags->backend, "Where tasks run: local (with --executor; without it tasks run elsewhere and are reported through the API) or slurm (sbatch)")
       ->check(CLI::IsMember({"local", "slurm"}));

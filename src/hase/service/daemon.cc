@@ -179,34 +179,7 @@ Status Daemon::Start() {
                                           r->spec.memory_mib > 0 ? r->spec.memory_mib : p.memory_mib, p.demand,
                                           p.isolated_ms});
   }
-  // Launches that outlived the previous daemon (processes, Slurm jobs).
-  if (backend_) {
-    std::vector<LaunchRequest> requests;
-    std::vector<int64_t> handles;
-    for (auto& [id, r] : tasks_) {
-      if (r.state != TaskState::kRunning || !LaunchableLocked(r)) continue;
-      requests.push_back(LaunchRequestLocked(r));
-      handles.push_back(r.pid);
-    }
-    std::vector<Result<Backend::Recovered>> found = backend_->Recover(requests, handles);
-    for (size_t i = 0; i < requests.size() && i < found.size(); ++i) {
-      const int64_t id = requests[i].task_id;
-      TaskRecord& r = tasks_.at(id);
-      if (!found[i].ok()) {
-        r.pid = 0;  // never launched: LaunchLocked launches it below
-        changed.push_back(id);
-      } else if (found[i]->end) {
-        TaskEnd end = *found[i]->end;
-        if (end.ended_s <= 0) end.ended_s = now;
-        lock.unlock();
-        OnEnd(id, r.attempts, end);
-        lock.lock();
-      } else {
-        r.pid = found[i]->handle;
-        changed.push_back(id);
-      }
-    }
-  }
+  RecoverLaunchesLocked(lock, now, changed);  // launches that outlived the previous daemon
   for (size_t g = 0; g < cluster_.gpus.size(); ++g) policy_->OnGpuChanged(state_, static_cast<int>(g));
   HASE_RETURN_IF_ERROR(PersistLocked(changed));
   LaunchLocked(changed);
@@ -214,9 +187,10 @@ Status Daemon::Start() {
   stop_ = false;
   dirty_ = true;
   if (backend_) {
+    backend_->SetStartCallback([this](int64_t id, int attempt, const TaskStart& s) { OnStart(id, attempt, s); });
     HASE_RETURN_IF_ERROR(backend_->Start(
         [this](int64_t id, int attempt, const TaskEnd& end) { OnEnd(id, attempt, end); },
-        [this](const std::string& node, bool healthy, const std::string& reason) { OnNode(node, healthy, reason); }));
+        [this](const std::string& node, NodeCondition c, const std::string& reason) { OnNode(node, c, reason); }));
   }
   thread_ = std::thread([this] { Loop(); });
   return Status::OK();
@@ -336,6 +310,7 @@ void Daemon::PassLocked(double now) {
   RefreshGpusLocked(now);
   // A journal that cannot take the last changes takes no placement either.
   if (!FlushUnsyncedLocked().ok()) return;
+  ExpireLeasesLocked(now);
   policy_->BeginPass(state_);  // the previous pass's claims plan nothing any more
   std::vector<int64_t> changed;
   std::map<int64_t, TaskRecord> before;  // as journalled, for RevertLocked
@@ -457,7 +432,20 @@ LaunchRequest Daemon::LaunchRequestLocked(const TaskRecord& r) const {
   q.command = r.spec.command;
   q.node = r.node;
   q.gpu_index = r.gpu_index;
-  if (r.gpu >= 0) q.gpu_type = cluster_.types[cluster_.gpus[r.gpu].type].name;
+  q.visible_devices = std::to_string(r.gpu_index);
+  if (r.gpu >= 0) {
+    q.gpu_type = cluster_.types[cluster_.gpus[r.gpu].type].name;
+    if (cluster_.gpus[r.gpu].is_mig()) {
+      // A MIG instance: only its own MIG-… UUID names it to CUDA (the GPU index shows the
+      // GPU's first instance). "" when telemetry does not report one (LaunchRequest).
+      q.visible_devices.clear();
+      if (load_) {
+        const std::optional<telemetry::GpuObservation> obs =
+            LiveObservation(load_->table(), cluster_, mig_decls_, r.gpu, Now());
+        if (obs && obs->uuid.rfind("MIG-", 0) == 0) q.visible_devices = obs->uuid;
+      }
+    }
+  }
   q.pod = r.spec.pod;
   q.pod_uid = PodUidOfKey(r.spec.key);
   return q;

@@ -43,13 +43,28 @@
 // written before the launch, the launch's handle after it), so a `kill -9` at any moment loses
 // and duplicates nothing.
 //
-// Failures. MarkGpuFailed / MarkNodeFailed kill what runs there and re-queue every task
-// placed there (attempts + 1); failed GPUs get capacity -1 MiB so every Filter rejects them
-// until RecoverGpu, plus a phantom reservation (task id -2, start +inf) so policies that
-// evaluate one idle GPU per type never take a failed GPU as its type's representative.
-// Failure marks live in memory only (a restart brings every GPU back). Tasks the policy
-// rejects while some GPU is failed stay queued. A backend that watches node health (Slurm:
-// DRAIN/DOWN) calls MarkNodeFailed / RecoverNode itself.
+// Failures and drains. MarkGpuFailed / MarkNodeFailed kill what runs there and re-queue every
+// task placed there (attempts + 1 at its next placement). DrainGpu / DrainNode place nothing
+// new there and let running tasks finish (tasks bound to its local queue, not yet started, are
+// re-queued); with `requeue` they also stop and re-queue what runs, as a failure does. Failed
+// and drained GPUs get capacity -1 MiB so every Filter rejects them until RecoverGpu, plus a
+// phantom reservation (task id -2, start +inf) so policies that evaluate one idle GPU per type
+// never take one as its type's representative. The marks live in memory only (a restart
+// brings every GPU back). Tasks the policy rejects while some GPU is failed or drained stay
+// queued. A backend that watches node health calls OnNode: drained (Slurm DRAIN) → DrainNode,
+// down (Slurm DOWN, NOT_RESPONDING, FAIL) → MarkNodeFailed, usable → RecoverNode.
+//
+// Where tasks really run. A backend that reads placements back (Slurm: the GPU index its GRES
+// gave, and the job's StartTime) reports them; the daemon moves the task to that GPU in its
+// state and journal (decision log: a `move` line) and takes that start time. Ends carry the
+// backend's end time (Slurm's EndTime, the executor's exit file), so a task that started or
+// ended while hase was down is recorded with its real times.
+//
+// Outside runners. A running task that no backend of this daemon runs (no command, or its GPU
+// is not the backend's) is run by someone else, who reports its end (Complete). It holds its
+// GPU until then or until its lease runs out: DaemonOptions::outside_lease_s after its start,
+// its last Heartbeat or this daemon's start, whichever is latest; then it fails with a reason
+// and frees the GPU.
 //
 // Full disk. A journal write that fails marks the daemon degraded (Health names the error).
 // A placement whose write failed is undone: the task is queued in memory as in the journal and
@@ -109,6 +124,9 @@ struct DaemonOptions {
   // Runtime journalled with a task that names none (`hase serve --runtime`), so a restart with
   // another --runtime does not re-price queued tasks; "" = leave it empty (latency tables).
   std::string default_runtime;
+  // A task run by an outside runner (see file comment) fails when neither Complete nor
+  // Heartbeat came for this long, seconds; 0 = never (`hase serve --outside-lease`).
+  double outside_lease_s = 3600;
   // Affects performance.
   double tick_s = 1.0;          // a cycle runs at least this often even without events, s
   int max_cycles_per_pass = 256;  // most queued tasks offered per pass (queue head first)
@@ -154,7 +172,9 @@ struct GpuView {
   std::string label;      // Cluster::GpuLabel: "node/0", "node/0/mig2-1g.5gb"
   std::string mig_profile;  // MIG instance: its profile, "1g.5gb"; "" = whole GPU
   std::string type;
-  bool failed = false;
+  bool failed = false;    // marked failed (MarkGpuFailed, its node down)
+  bool drained = false;   // drained (DrainGpu, Slurm DRAIN): running tasks finish, none start
+  std::string health_reason;  // why it is failed or drained ("" = healthy or none given)
   int running = 0, queued = 0;
   double memory_mib = 0;          // catalog capacity, MiB
   double memory_used_mib = 0;     // DCGM's FB_USED when live memory is in use, else hase's tasks
@@ -225,12 +245,25 @@ class Daemon {
   // task is not running.
   Result<TaskRecord> Complete(int64_t id, int exit_code);
 
+  // An outside runner renews the lease of running task `id` (see file comment). Returns when
+  // the lease now runs out (wall s). NotFound as Cancel; Conflict when the task is not running
+  // or is run by this daemon's backend (it has no lease).
+  Result<double> Heartbeat(int64_t id);
+
   // GPU/node failure handling (see file comment). NotFound for an unknown GPU/node. Returns the
   // number of tasks re-queued.
   Result<int> MarkGpuFailed(int gpu, const std::string& reason);
   Result<int> MarkNodeFailed(const std::string& node, const std::string& reason);
+  // Drains a GPU or node (see file comment): nothing new is placed there; running tasks finish
+  // unless `requeue` (then they are stopped and re-queued as by MarkGpuFailed). Idempotent; a
+  // failed GPU becomes drained. Returns the number of tasks re-queued (bound ones included).
+  // NotFound for an unknown GPU/node.
+  Result<int> DrainGpu(int gpu, const std::string& reason, bool requeue);
+  Result<int> DrainNode(const std::string& node, const std::string& reason, bool requeue);
+  // Puts a failed or drained GPU back in service. NotFound when it is neither.
   Status RecoverGpu(int gpu);
-  // RecoverGpu for every failed GPU of `node`; returns how many came back. NotFound (node).
+  // RecoverGpu for every failed or drained GPU of `node`; returns how many came back.
+  // NotFound (node).
   Result<int> RecoverNode(const std::string& node);
 
   std::vector<GpuView> Gpus() const;
@@ -302,8 +335,24 @@ class Daemon {
   Status FlushUnsyncedLocked();  // requires mu_
   // Undoes this pass's placements of `ids` after their write failed: back to `before`.
   void RevertLocked(const std::map<int64_t, TaskRecord>& before);  // requires mu_
+  // daemon_reconcile.cc: what the backend reports, failures, drains, leases, recovery.
   void OnEnd(int64_t id, int attempt, const TaskEnd& end);
-  void OnNode(const std::string& node, bool healthy, const std::string& reason);
+  void OnStart(int64_t id, int attempt, const TaskStart& start);
+  void OnNode(const std::string& node, NodeCondition condition, const std::string& reason);
+  // Takes the backend's start of running `r`: its start time, and its GPU (moved there in
+  // state_ when it differs from hase's choice). Returns whether `r` changed. Requires mu_.
+  bool ApplyStartLocked(TaskRecord& r, const TaskStart& start);
+  // Closes `gpu` to placement (capacity -1, phantom reservation). Requires mu_.
+  void HoldGpuLocked(int gpu);
+  int DrainGpuLocked(int gpu, const std::string& reason, bool requeue, double now,
+                     std::vector<int64_t>& changed);  // requires mu_
+  // Whether running `r` is run by an outside runner (it has a lease). Requires mu_.
+  bool OutsideLocked(const TaskRecord& r) const;
+  // Ends outside tasks whose lease ran out (a pass calls it). Requires mu_.
+  void ExpireLeasesLocked(double now);
+  // Start(): asks the backend what became of each launch journalled running; releases `lock`
+  // around OnEnd. Adds to `changed`. Requires mu_ (held by `lock`).
+  void RecoverLaunchesLocked(std::unique_lock<std::mutex>& lock, double now, std::vector<int64_t>& changed);
   Result<sched::TaskProfile> ProfileOnLocked(const TaskRecord& r, int gpu) const;  // requires mu_
   sched::CycleState CycleForLocked(const sched::Task& t) const;                    // requires mu_
   bool ExecutesOn(int gpu) const;
@@ -346,7 +395,11 @@ class Daemon {
   std::string journal_error_;                        // guarded by mu_: last failed write, "" = ok
   int64_t journal_failures_ = 0;                     // guarded by mu_: failed writes since start
   std::set<QueueKey> queue_;                        // guarded by mu_, queued tasks
-  std::map<int, double> failed_gpus_;               // guarded by mu_: id → original memory
+  // guarded by mu_: id → original memory of every GPU closed to placement (failed or drained)
+  std::map<int, double> failed_gpus_;
+  std::map<int, std::string> drained_;              // guarded by mu_: drained GPU → reason
+  std::map<int, std::string> failed_why_;           // guarded by mu_: failed GPU → reason
+  std::map<int64_t, double> lease_renewed_;         // guarded by mu_: outside task → last Heartbeat
   // What the last refresh took from telemetry for one GPU (RefreshGpusLocked).
   struct LiveGpu {
     bool load_used = false;         // a reading (or its stand-in) entered the pass
