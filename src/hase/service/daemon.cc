@@ -242,6 +242,7 @@ void Daemon::Loop() {
     dirty_ = false;
     PassLocked(Now());
     LaunchPendingLocked(lock);
+    PlanLocked(lock);  // daemon_plan.cc
     // Let submitters and readers in between passes.
     lock.unlock();
     std::this_thread::yield();
@@ -253,6 +254,7 @@ void Daemon::RunPassForTest() {
   std::unique_lock<std::mutex> lock(mu_);
   PassLocked(Now());
   LaunchPendingLocked(lock);
+  PlanLocked(lock);
 }
 
 void Daemon::RefreshGpusLocked(double now) {
@@ -367,7 +369,7 @@ void Daemon::PassLocked(double now) {
     } else if (dec.kind == sched::Decision::Kind::kReject && FitsSomeCatalogGpuLocked(cycle, t)) {
       dec.kind = sched::Decision::Kind::kWait;  // memory in use by others (DCGM) may be freed
       dec.reserve = false;
-      dec.reason = "waits for GPU memory: DCGM reports too little free on every GPU it fits (" + dec.reason + ")";
+      dec.reason = MemoryWaitReasonLocked(t, cycle);
     }
     if (dec.kind == sched::Decision::Kind::kBind) RecordWhyLocked(r, t, cycle, dec, now);
     policy_->Commit(t, dec, cycle, state_);
