@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <list>
+#include <optional>
 #include <queue>
 #include <tuple>
 #include <unordered_map>
@@ -21,7 +23,7 @@ class Planner {
  public:
   Planner(const ClusterState& live, Policy& policy, const std::vector<Task>& queue, const QueuePlanOptions& options)
       : state_(live), policy_(policy), queue_(queue), options_(options), model_(policy.oracle().contention()),
-        version_(live.gpus.size(), 0) {}
+        version_(live.gpus.size(), 0), gpu_changed_(live.gpus.size(), 0), seen_stamp_(live.gpus.size(), 0) {}
 
   Result<QueuePlan> Go();
 
@@ -56,8 +58,23 @@ class Planner {
   std::priority_queue<End, std::vector<End>, std::greater<End>> ends_;
   std::unordered_map<int, Span> span_;       // every task placed or planned
   std::unordered_map<int, size_t> index_;    // queued task id → index in queue_
-  std::vector<size_t> waiting_;              // queue_ indices not bound yet, in order
+  std::list<size_t> waiting_;                // queue_ indices not bound yet, in order
   std::vector<CycleState> cycles_;           // per queued task (PreFilter once)
+  // Incremental passes (Policy::Options::incremental_passes), as the simulator keeps them: a
+  // waiting task's last kWait is reused while the GPU it waits for is unchanged and the policy
+  // says it still stands given the GPUs that changed (Policy::StillStands).
+  void MarkChanged(int gpu);
+  std::optional<Decision> Kept(size_t k, CycleState& cycle);
+  void Remember(size_t k, const Result<Decision>& d, bool reused);
+  struct Memo {
+    Decision decision;
+    uint64_t seq = 0;
+  };
+  std::unordered_map<size_t, Memo> memo_;
+  uint64_t change_seq_ = 0, log_base_ = 0, stamp_ = 0;
+  std::vector<int> change_log_;
+  std::vector<uint64_t> gpu_changed_, seen_stamp_;
+  std::vector<int> changed_;
   QueuePlan plan_;
   std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
 };
@@ -87,6 +104,67 @@ void Planner::Rerate(int g, double t) {
   policy_.OnGpuChanged(state_, g);
 }
 
+void Planner::MarkChanged(int gpu) {
+  if (!policy_.options().incremental_passes) return;
+  if (change_log_.size() >= (1u << 20)) {
+    log_base_ += change_log_.size();
+    change_log_.clear();
+  }
+  change_log_.push_back(gpu);
+  gpu_changed_[gpu] = ++change_seq_;
+}
+
+std::optional<Decision> Planner::Kept(size_t k, CycleState& cycle) {
+  if (!policy_.options().incremental_passes) return std::nullopt;
+  auto m = memo_.find(k);
+  if (m == memo_.end()) return std::nullopt;
+  const Decision& d = m->second.decision;
+  const uint64_t seq = m->second.seq;
+  constexpr uint64_t kMaxChanges = 1024;  // the simulator's bounds (simulator.cc, Kept)
+  constexpr size_t kMaxChangedGpus = 48;
+  if (d.reserve || seq < log_base_ || change_seq_ - seq > kMaxChanges) return std::nullopt;
+  if (d.start_ms <= state_.now_ms + 1e-6) return std::nullopt;
+  if ((d.gpu >= 0 && gpu_changed_[d.gpu] > seq) || (d.claim_gpu >= 0 && gpu_changed_[d.claim_gpu] > seq)) {
+    return std::nullopt;
+  }
+  changed_.clear();
+  ++stamp_;
+  for (uint64_t i = seq - log_base_; i < change_log_.size(); ++i) {
+    const int g = change_log_[i];
+    if (seen_stamp_[g] != stamp_) {
+      seen_stamp_[g] = stamp_;
+      changed_.push_back(g);
+      if (changed_.size() > kMaxChangedGpus) return std::nullopt;
+    }
+  }
+  if (!policy_.StillStands(queue_[k], state_, cycle, d, changed_)) return std::nullopt;
+  return d;
+}
+
+void Planner::Remember(size_t k, const Result<Decision>& d, bool reused) {
+  if (!policy_.options().incremental_passes) return;
+  auto m = memo_.find(k);
+  const bool waits = d.ok() && d->kind == Decision::Kind::kWait;
+  if (!reused && waits) {
+    const bool same = m != memo_.end() && m->second.decision.gpu == d->gpu &&
+                      m->second.decision.claim_gpu == d->claim_gpu &&
+                      std::abs(m->second.decision.claim_not_before_ms - d->claim_not_before_ms) <=
+                          1e-6 * std::max(1.0, std::abs(d->claim_not_before_ms)) &&
+                      !d->reserve;
+    if (!same) {
+      if (m != memo_.end() && m->second.decision.claim_gpu >= 0) MarkChanged(m->second.decision.claim_gpu);
+      if (d->claim_gpu >= 0) MarkChanged(d->claim_gpu);
+      if (d->reserve && d->gpu >= 0) MarkChanged(d->gpu);
+    }
+  }
+  if (waits) {
+    memo_[k] = {*d, change_seq_};
+  } else if (m != memo_.end()) {
+    if (m->second.decision.claim_gpu >= 0) MarkChanged(m->second.decision.claim_gpu);
+    memo_.erase(m);
+  }
+}
+
 void Planner::Advance(int g, double t) {
   GpuState& gpu = state_.gpus[g];
   auto& running = gpu.running;
@@ -100,24 +178,25 @@ void Planner::Advance(int g, double t) {
   }
   while (const std::optional<QueuedTask> q = gpu.StartNextQueued(t)) span_[q->task_id].start = t;
   Rerate(g, t);
+  MarkChanged(g);
 }
 
 Status Planner::Pass(double t, bool first) {
   state_.now_ms = t;
   policy_.BeginPass(state_);
   int scanned = 0;
-  std::vector<size_t> still;
-  still.reserve(waiting_.size());
-  size_t i = 0;
-  for (; i < waiting_.size(); ++i) {
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
     if (scanned >= policy_.options().max_queue_scan || policy_.PassSettled(state_)) break;
     ++scanned;
-    const size_t k = waiting_[i];
+    const size_t k = *it;
     const Task& task = queue_[k];
     PlannedTask& p = plan_.tasks[k];
     CycleState& cycle = cycles_[k];
-    ++plan_.decisions;
-    Result<Decision> d = policy_.Schedule(task, state_, cycle);
+    std::optional<Decision> kept = first ? std::nullopt : Kept(k, cycle);
+    const bool reused = kept.has_value();
+    if (!reused) ++plan_.decisions;
+    const Result<Decision> d = reused ? Result<Decision>(*kept) : policy_.Schedule(task, state_, cycle);
+    Remember(k, d, reused);
     if (!d.ok()) {
       if (d.status().IsInternal()) return d.status();
       p.outcome = PlannedTask::Outcome::kRejected;
@@ -126,6 +205,7 @@ Status Planner::Pass(double t, bool first) {
         p.first_kind = Decision::Kind::kReject;
       }
       p.first_reason = d.status().ToString();
+      it = waiting_.erase(it);
       continue;
     }
     if (first) {
@@ -140,10 +220,11 @@ Status Planner::Pass(double t, bool first) {
         policy_.Commit(task, *d, cycle, state_);
         p.outcome = PlannedTask::Outcome::kRejected;
         if (!first) p.first_reason = d->reason;
+        it = waiting_.erase(it);
         break;
       case Decision::Kind::kWait:
         policy_.Commit(task, *d, cycle, state_);
-        still.push_back(k);
+        ++it;
         break;
       case Decision::Kind::kBind: {
         const int held = state_.ReservedGpuOf(task.id);
@@ -157,13 +238,16 @@ Status Planner::Pass(double t, bool first) {
           if (rt.task_id == task.id) s.start = t;
         }
         Rerate(d->gpu, t);
-        if (held >= 0 && held != d->gpu) policy_.OnGpuChanged(state_, held);
+        MarkChanged(d->gpu);
+        if (held >= 0 && held != d->gpu) {
+          policy_.OnGpuChanged(state_, held);
+          MarkChanged(held);
+        }
+        it = waiting_.erase(it);
         break;
       }
     }
   }
-  for (; i < waiting_.size(); ++i) still.push_back(waiting_[i]);
-  waiting_.swap(still);
   ++plan_.passes;
   return Status::OK();
 }

@@ -365,7 +365,7 @@ void Daemon::PassLocked(double now) {
     if (dec.kind == sched::Decision::Kind::kReject && !failed_gpus_.empty()) {
       dec.kind = sched::Decision::Kind::kWait;  // a failed GPU may come back
       dec.reserve = false;
-      dec.reason = "no healthy GPU can host it now (" + dec.reason + ")";
+      dec.reason = "no healthy GPU can host it now: it waits for a failed GPU to recover";
     } else if (dec.kind == sched::Decision::Kind::kReject && FitsSomeCatalogGpuLocked(cycle, t)) {
       dec.kind = sched::Decision::Kind::kWait;  // memory in use by others (DCGM) may be freed
       dec.reserve = false;
