@@ -44,5 +44,6 @@ Command AddEvalCommand(CLI::App& parent);
 Command AddSimulateCommand(CLI::App& parent);
 Command AddServeCommand(CLI::App& parent);
 Command AddDatasetCommand(CLI::App& parent);
+Command AddQueueCommand(CLI::App& parent);
 
 }  // namespace hase::cli

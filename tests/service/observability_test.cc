@@ -9,6 +9,7 @@
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
+#include "hase/base/iso_time.h"
 #include "hase/service/api_server.h"
 #include "hase/service/extender.h"
 #include "hase/telemetry/prom_text.h"
@@ -59,9 +60,12 @@ TEST(Observability, DecisionLogWhyRecordAndSeries) {
 
   // One info line per placement, with the alternatives.
   const std::string lines = log_text.str();
+  // GPUs by node and the node's own index (the T4 is GPU 2 of the cluster, index 0 on node b);
+  // times ISO 8601 UTC (issue 22 item 6).
   EXPECT_NE(lines.find("info bind task=1 model=vgg16 batches=1000 state=running gpu=0 node=a index=0 "
-                       "type=A100-SXM4-40GB predicted_start=+0.000s predicted_end=+20.000s "
-                       "alternatives=[A100-SXM4-40GB:a/1@+20.000s,T4:b/2@+80.000s]"),
+                       "type=A100-SXM4-40GB predicted_start=" + IsoUtc(clock.now) + " predicted_end=" +
+                       IsoUtc(clock.now + 20) + " alternatives=[A100-SXM4-40GB:a/1@" + IsoUtc(clock.now + 20) +
+                       ",T4:b/0@" + IsoUtc(clock.now + 80) + "]"),
             std::string::npos)
       << lines;
   // A rejection is logged with its reason.

@@ -10,6 +10,19 @@
 #include "hase/sched/timeline.h"
 
 namespace hase::sched {
+namespace {
+
+// The most memory any GPU offers as the policy sees it (GpuState::memory_mib: the catalog's,
+// less what the daemon knows is used outside hase), MiB: what a reject must quote, since that
+// is what Filter compared the need with.
+double LargestCapacityMib(const ClusterState& state) {
+  double m = 0;
+  for (const GpuState& g : state.gpus) m = std::max(m, g.memory_mib);
+  return m;
+}
+
+}  // namespace
+
 
 Result<Decision> Policy::Schedule(const Task& task, const ClusterState& state, CycleState& cycle) {
   cycle.now_ms = state.now_ms;
@@ -79,8 +92,7 @@ Result<Decision> Policy::Schedule(const Task& task, const ClusterState& state, C
       d.reason = fmt::format(
           "task {} ({}) can never run on this cluster: {} (needs {:.0f} MiB; largest GPU has "
           "{:.0f} MiB)",
-          task.name, task.model, why.empty() ? "no GPU" : why, need,
-          state.cluster.MaxGpuMemoryMib());
+          task.name, task.model, why.empty() ? "no GPU" : why, need, LargestCapacityMib(state));
     } else {
       d.kind = Decision::Kind::kWait;
       d.reason = "no GPU can take it now";

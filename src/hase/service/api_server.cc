@@ -14,6 +14,7 @@
 #include <spdlog/spdlog.h>
 
 #include "hase/service/guarded_server.h"
+#include "hase/service/live_plan.h"
 #include "hase/service/request_json.h"
 #include "hase/service/task_json.h"
 
@@ -247,7 +248,11 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions option
     Result<size_t> limit = ListLimitOf(req);
     if (!limit.ok()) return SendError(res, limit.status());
     json tasks = json::array();
-    for (const TaskRecord& r : daemon_.List(state, *limit)) tasks.push_back(TaskRecordToJson(r));
+    const std::shared_ptr<const LiveQueuePlan> plan = daemon_.Plan();
+    for (const TaskRecord& r : daemon_.List(state, *limit)) {
+      tasks.push_back(TaskRecordToJson(r));
+      AttachPlan(tasks.back(), r.id, r.state == TaskState::kQueued, plan.get());
+    }
     SendJson(res, 200, json{{"tasks", tasks}});
   });
   get(R"(/v1/tasks/(\d+))", kRead, [this](const httplib::Request& req, httplib::Response& res) {
@@ -260,6 +265,8 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions option
     // placement and after a restart: the record lives in memory).
     std::optional<PlacementWhy> why = daemon_.WhyOf(*id);
     j["why"] = why ? WhyJson(*why) : json(nullptr);
+    // A queued task: its planned GPU, start and end, and why it is not running (live_plan.h).
+    AttachPlan(j, *id, r->state == TaskState::kQueued, daemon_.Plan().get());
     SendJson(res, 200, j);
   });
   auto cancel = [this](const httplib::Request& req, httplib::Response& res) {
@@ -286,7 +293,15 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions option
     if (!r.ok()) return SendError(res, r.status());  // 409 conflict: the task has ended
     SendJson(res, 200, TaskRecordToJson(*r));
   });
-  get("/v1/gpus", kRead, [this](const httplib::Request&, httplib::Response& res) {
+  get("/v1/queue", kRead, [this](const httplib::Request&, httplib::Response& res) {
+    const std::shared_ptr<const LiveQueuePlan> plan = daemon_.Plan();
+    if (!plan) {
+      return SendError(res, Status::NotFound("no plan yet", "/v1/queue",
+                                             "the daemon plans after its first pass; retry in a second"), 503);
+    }
+    SendJson(res, 200, QueuePlanJson(*plan, plan->planned_at_s));
+  });
+    get("/v1/gpus", kRead, [this](const httplib::Request&, httplib::Response& res) {
     json gpus = json::array();
     for (const GpuView& g : daemon_.Gpus()) gpus.push_back(GpuJson(g));
     SendJson(res, 200, json{{"policy", daemon_.policy_name()}, {"gpus", gpus}});

@@ -215,6 +215,7 @@ void Daemon::Loop() {
     dirty_ = false;
     PassLocked(Now());
     LaunchPendingLocked(lock);
+    PlanLocked(lock);  // daemon_plan.cc
     // Let submitters and readers in between passes.
     lock.unlock();
     std::this_thread::yield();
@@ -226,6 +227,7 @@ void Daemon::RunPassForTest() {
   std::unique_lock<std::mutex> lock(mu_);
   PassLocked(Now());
   LaunchPendingLocked(lock);
+  PlanLocked(lock);
 }
 
 void Daemon::RefreshGpusLocked(double now) {
@@ -337,11 +339,11 @@ void Daemon::PassLocked(double now) {
     if (dec.kind == sched::Decision::Kind::kReject && !failed_gpus_.empty()) {
       dec.kind = sched::Decision::Kind::kWait;  // a failed GPU may come back
       dec.reserve = false;
-      dec.reason = "no healthy GPU can host it now (" + dec.reason + ")";
+      dec.reason = "no healthy GPU can host it now: it waits for a failed GPU to recover";
     } else if (dec.kind == sched::Decision::Kind::kReject && FitsSomeCatalogGpuLocked(cycle, t)) {
       dec.kind = sched::Decision::Kind::kWait;  // memory in use by others (DCGM) may be freed
       dec.reserve = false;
-      dec.reason = "waits for GPU memory: DCGM reports too little free on every GPU it fits (" + dec.reason + ")";
+      dec.reason = MemoryWaitReasonLocked(t, cycle);
     }
     if (dec.kind == sched::Decision::Kind::kBind) RecordWhyLocked(r, t, cycle, dec, now);
     policy_->Commit(t, dec, cycle, state_);

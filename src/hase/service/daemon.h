@@ -96,6 +96,7 @@
 #include "hase/sched/latency_oracle.h"
 #include "hase/sched/policy.h"
 #include "hase/service/backend.h"
+#include "hase/service/live_plan.h"
 #include "hase/service/metrics.h"
 #include "hase/service/mig_telemetry.h"
 #include "hase/service/task_record.h"
@@ -130,6 +131,9 @@ struct DaemonOptions {
   // Affects performance.
   double tick_s = 1.0;          // a cycle runs at least this often even without events, s
   int max_cycles_per_pass = 256;  // most queued tasks offered per pass (queue head first)
+  // The live plan (live_plan.h) made after every pass: the most wall time its forward run of
+  // the policy may take, ms (queued tasks beyond it are list-scheduled estimates). 0 = no plan.
+  double plan_budget_ms = 250;
   // Tests pass a fake clock; default telemetry::WallClockSeconds.
   std::function<double()> now_s;
   // Structured decision log (info: one line per placement; debug: per wait/reject). Null: none.
@@ -266,6 +270,10 @@ class Daemon {
   // NotFound (node).
   Result<int> RecoverNode(const std::string& node);
 
+  // The plan of the whole queue made after the last pass (live_plan.h); null before the first
+  // pass or with DaemonOptions::plan_budget_ms = 0. Shared and immutable: safe to keep.
+  std::shared_ptr<const LiveQueuePlan> Plan() const;
+
   std::vector<GpuView> Gpus() const;
   std::string MetricsText() const;
   DaemonHealth Health() const;
@@ -367,6 +375,12 @@ class Daemon {
   void LogBindLocked(const TaskRecord& r, double now) const;      // requires mu_
   std::string GpuAndTaskSeriesLocked(double now) const;            // requires mu_: /metrics
   bool FitsSomeCatalogGpuLocked(const sched::CycleState& cycle, const sched::Task& t) const;  // requires mu_
+  // daemon_plan.cc: remakes plan_ from a copy of the state taken under `lock` (on mu_),
+  // planning with the lock released.
+  void PlanLocked(std::unique_lock<std::mutex>& lock);
+  // The reason of a task that fits some GPU's catalog memory but no GPU's live free memory:
+  // the GPU with the most free memory, its figures and the need. Requires mu_.
+  std::string MemoryWaitReasonLocked(const sched::Task& t, const sched::CycleState& cycle) const;
   double Now() const { return options_.now_s(); }
   // Scheduler time: ms since this daemon was created. Kept small because sched's timeline
   // arithmetic in absolute epoch ms (~1.7e12) loses sub-ms precision.
@@ -412,6 +426,8 @@ class Daemon {
   };
   std::vector<LiveGpu> live_;                       // guarded by mu_, per GPU
   std::map<int64_t, PlacementWhy> why_;             // guarded by mu_, placed tasks
+  std::shared_ptr<const LiveQueuePlan> plan_;       // guarded by mu_: the last pass's plan
+  uint64_t plan_seq_ = 0;                           // guarded by mu_: plans started
   std::set<int64_t> binding_;  // guarded by mu_: pods BindExternal is binding now
   std::map<int64_t, LaunchRequest> pending_launches_;  // guarded by mu_: journalled running, not launched
   bool dirty_ = true;                               // guarded by mu_: a pass is due

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "hase/base/iso_time.h"
 #include "hase/sched/basic_plugins.h"
 #include "hase/sched/timeline.h"
 #include "hase/service/daemon.h"
@@ -16,11 +17,6 @@ namespace {
 
 using internal::kInf;
 
-// "+16.700s" relative to `now`, or "never".
-std::string Rel(double t_s, double now_s) {
-  if (!std::isfinite(t_s)) return "never";
-  return fmt::format("{:+.3f}s", t_s - now_s);
-}
 
 }  // namespace
 
@@ -298,19 +294,22 @@ void Daemon::RecordWhyLocked(const TaskRecord& r, const sched::Task& t, const sc
 }
 
 void Daemon::LogBindLocked(const TaskRecord& r, double now) const {
+  // GPUs by node name and the node's own index (as nvidia-smi and Slurm number them), times
+  // ISO 8601 UTC, so a line reads the same on every machine (issue 22 item 6).
+  (void)now;
   auto it = why_.find(r.id);
   std::string alts;
   if (it != why_.end()) {
     for (const PlacementWhy::Option& o : it->second.alternatives) {
-      alts += fmt::format("{}{}:{}/{}@{}", alts.empty() ? "" : ",", o.type, o.node, o.gpu, Rel(o.predicted_end_s, now));
+      alts += fmt::format("{}{}:{}/{}@{}", alts.empty() ? "" : ",", o.type, o.node, cluster_.gpus[o.gpu].index,
+                          IsoUtc(o.predicted_end_s));
     }
   }
   options_.logger->info(
       "bind task={} model={} batches={} state={} gpu={} node={} index={} type={} predicted_start={} "
       "predicted_end={} alternatives=[{}]",
       r.id, r.spec.model, r.spec.num_batches, TaskStateName(r.state), r.gpu, r.node, r.gpu_index,
-      cluster_.types[cluster_.gpus[r.gpu].type].name, Rel(r.predicted_start_s, now), Rel(r.predicted_end_s, now),
-      alts);
+      cluster_.types[cluster_.gpus[r.gpu].type].name, IsoUtc(r.predicted_start_s), IsoUtc(r.predicted_end_s), alts);
 }
 
 std::optional<PlacementWhy> Daemon::WhyOf(int64_t id) const {

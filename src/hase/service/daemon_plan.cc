@@ -1,0 +1,75 @@
+// The daemon's live plan (live_plan.h): made after every pass from a copy of the state, and the
+// reasons of memory waits. Part of Daemon (daemon.h).
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "hase/sched/basic_plugins.h"
+#include "hase/service/daemon.h"
+#include "hase/service/daemon_internal.h"
+
+namespace hase::service {
+
+void Daemon::PlanLocked(std::unique_lock<std::mutex>& lock) {
+  if (options_.plan_budget_ms <= 0) return;
+  LivePlanInput in;
+  in.state = std::make_unique<sched::ClusterState>(state_);
+  in.queue.reserve(queue_.size());
+  for (const QueueKey& k : queue_) in.queue.push_back(tasks_.at(std::get<3>(k)).ToSchedTask());
+  for (const sched::GpuState& g : state_.gpus) {
+    for (const sched::RunningTask& rt : g.running) in.placed_state[rt.task_id] = "running";
+    for (const sched::QueuedTask& q : g.queued) in.placed_state[q.task_id] = "bound";
+  }
+  for (const LiveGpu& l : live_) in.foreign_mib.push_back(l.foreign_mib);
+  for (const auto& [g, mem] : failed_gpus_) in.failed_gpus.insert(g);
+  for (const sched::Gpu& g : cluster_.gpus) in.catalog_mib.push_back(g.memory_mib);
+  in.epoch_s = epoch_s_;
+  in.policy = options_.policy;
+  in.oracle = oracle_;
+  in.options.budget_ms = options_.plan_budget_ms;
+  const uint64_t seq = ++plan_seq_;
+  lock.unlock();  // planning may take the whole budget: submitters and readers go on
+  Result<std::shared_ptr<const LiveQueuePlan>> plan = BuildLivePlan(in);
+  lock.lock();
+  if (!plan.ok()) {
+    options_.logger->warn("plan failed: {}", plan.status().ToString());
+    return;
+  }
+  if (seq == plan_seq_) plan_ = std::move(*plan);  // else a newer plan is on its way
+}
+
+std::shared_ptr<const LiveQueuePlan> Daemon::Plan() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return plan_;
+}
+
+std::string Daemon::MemoryWaitReasonLocked(const sched::Task& t, const sched::CycleState& cycle) const {
+  // The GPU it fits by catalog memory whose live free memory comes closest to its need.
+  int best = -1;
+  double best_gap = -internal::kInf, best_need = 0, best_free = 0;
+  for (const sched::Gpu& g : cluster_.gpus) {
+    if (failed_gpus_.count(g.id) || g.type >= static_cast<int>(cycle.profile.size())) continue;
+    const auto& p = cycle.profile[g.type];
+    if (!p.ok()) continue;
+    const double need = sched::MemoryNeedMib(t, *p);
+    if (need > g.memory_mib) continue;
+    const sched::GpuState& s = state_.gpus[g.id];
+    const double free = std::max(0.0, s.memory_mib - s.MemoryUsedMib());
+    if (best < 0 || free - need > best_gap) {
+      best = g.id;
+      best_gap = free - need;
+      best_need = need;
+      best_free = free;
+    }
+  }
+  if (best < 0) return "waits for GPU memory";
+  const sched::Gpu& g = cluster_.gpus[best];
+  return fmt::format(
+      "waits for GPU memory: needs {:.0f} MiB; GPU {}/{} ({}) comes closest with {:.0f} MiB free of {:.0f} MiB "
+      "({:.0f} MiB in use outside hase per DCGM, {:.0f} MiB by hase's tasks)",
+      best_need, g.node, g.index, cluster_.types[g.type].name, best_free, g.memory_mib, live_[best].foreign_mib,
+      state_.gpus[best].MemoryUsedMib());
+}
+
+}  // namespace hase::service

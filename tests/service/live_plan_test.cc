@@ -1,0 +1,273 @@
+// The live plan (issue #23 item 1; issue #22 item 6): every queued task's planned GPU, start,
+// end and structured reason, the queue's ETA and critical path — computed by hand here on a
+// 1×A100 + 1×T4 cluster — over the daemon, REST and `hase queue`.
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "../telemetry/http_stub.h"
+#include "hase/base/iso_time.h"
+#include "hase/service/api_server.h"
+#include "hase/service/daemon.h"
+#include "hase/service/extender.h"
+#include "hase/telemetry/dcgm_scraper.h"
+#include "service_fixture.h"
+#include "testing.h"
+
+namespace hase::service {
+namespace {
+
+using hase::testing::FakeClock;
+using hase::testing::HttpStub;
+using nlohmann::json;
+
+// GPU 0: node a, index 0, A100; GPU 1: node b, index 0, T4. One task at a time on each.
+sched::Cluster TwoGpus() {
+  sched::Cluster c;
+  c.name = "plan";
+  c.types = {{"A100-SXM4-40GB", 40960, 19.5, 1555}, {"T4", 15360, 8.1, 320}};
+  c.gpus = {{0, "a", 0, 0, 40960, 1}, {1, "b", 0, 1, 15360, 1}};
+  return c;
+}
+
+// resnet50: 10 ms/batch on the A100, 35 ms/batch on the T4 (1000 batches: 10 s / 35 s).
+std::shared_ptr<const sched::LatencyOracle> Table() {
+  auto o = std::make_shared<sched::TableOracle>();
+  o->Set("resnet50", "A100-SXM4-40GB", 10, 0.8, 2000);
+  o->Set("resnet50", "T4", 35, 0.8, 2000);
+  o->Set("bigmodel", "A100-SXM4-40GB", 50, 1.0, 30000);
+  o->Set("bigmodel", "T4", 200, 1.0, 30000);
+  return o;
+}
+
+DaemonOptions Opts(const std::string& dir, FakeClock& clock) {
+  DaemonOptions o;
+  o.state_dir = dir;
+  o.now_s = clock.Fn();
+  o.tick_s = 3600;
+  o.store.synchronous_full = false;
+  return o;
+}
+
+TaskSpec Resnet() {
+  TaskSpec s;
+  s.model = "resnet50";
+  s.num_batches = 1000;
+  return s;
+}
+
+// Five equal tasks at T. By hand (earliest predicted completion, queue order = submission):
+//   1 → A100 [T, T+10]; 2 waits for the A100 (ends T+20 there, T+35 on the T4); 3 waits
+//   (A100 after 2: T+30 < T+35); 4 → T4 [T, T+35] (A100 after 3: T+40 > T+35); 5: no GPU is
+//   free now, so it reserves the A100 (T+40 < T4 after 4: T+70) from T+30 (EASY backfilling).
+//   Plan: 2 [10,20], 3 [20,30], 5 [30,40] on a/0, each behind the one before; ETA T+40;
+//   critical path 1 → 2 → 3 → 5 on a/0.
+TEST(LivePlan, HandComputedPlanEtaAndCriticalPath) {
+  const std::string dir = hase::testing::FreshDir("plan");
+  FakeClock clock;
+  const double T = clock.now;
+  auto made = Daemon::Create(TwoGpus(), Table(), Opts(dir, clock), nullptr);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  std::unique_ptr<Daemon> d = std::move(*made);
+  ASSERT_TRUE(d->Start().ok());
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(d->Submit(Resnet()).ok());
+  d->RunPassForTest();
+  EXPECT_EQ(d->Get(1)->state, TaskState::kRunning);
+  EXPECT_EQ(d->Get(4)->state, TaskState::kRunning);
+  EXPECT_EQ(d->Get(4)->gpu, 1);
+
+  std::shared_ptr<const LiveQueuePlan> plan = d->Plan();
+  ASSERT_TRUE(plan);
+  EXPECT_TRUE(plan->complete);
+  EXPECT_NEAR(plan->eta_s - T, 40.0, 1e-6);
+  ASSERT_EQ(plan->tasks.size(), 3u);
+  const int64_t ids[] = {2, 3, 5};
+  const int64_t behind[] = {1, 2, 3};
+  for (int k = 0; k < 3; ++k) {
+    const PlanEntry& e = plan->tasks[k];
+    SCOPED_TRACE(e.task_id);
+    EXPECT_EQ(e.task_id, ids[k]);
+    EXPECT_TRUE(e.exact);
+    EXPECT_EQ(e.gpu.id, 0);
+    EXPECT_EQ(e.gpu.node, "a");
+    EXPECT_EQ(e.gpu.index, 0);
+    EXPECT_EQ(e.gpu.type, "A100-SXM4-40GB");
+    EXPECT_NEAR(e.start_s - T, 10.0 * (k + 1), 1e-6);
+    EXPECT_NEAR(e.end_s - T, 10.0 * (k + 2), 1e-6);
+    EXPECT_EQ(e.reason.task, behind[k]);
+    EXPECT_NEAR(e.reason.until_s - T, 10.0 * (k + 1), 1e-6);
+    if (k < 2) {
+      EXPECT_EQ(e.reason.kind, "behind");
+      EXPECT_EQ(e.reason.text, "waiting behind task " + std::to_string(behind[k]) +
+                                   " on GPU a/0 (A100-SXM4-40GB) until " + IsoUtc(T + 10.0 * (k + 1)));
+    } else {
+      EXPECT_EQ(e.reason.kind, "holds_reservation");
+      EXPECT_EQ(e.reason.text, "holds the reservation of GPU a/0 (A100-SXM4-40GB) from " + IsoUtc(T + 30) +
+                                   ", when task 3 ends there");
+    }
+  }
+  ASSERT_EQ(plan->critical_path.size(), 4u);
+  EXPECT_EQ(plan->critical_path[0].task_id, 1);
+  EXPECT_EQ(plan->critical_path[0].state, "running");
+  EXPECT_EQ(plan->critical_path[3].task_id, 5);
+  EXPECT_NEAR(plan->critical_path[3].end_s - T, 40.0, 1e-6);
+  EXPECT_EQ(plan->critical_gpu.node, "a");
+  EXPECT_EQ(plan->running, 2);
+
+  // Task 1 ends at T+10 as predicted: 2 starts; the rest of the plan holds.
+  clock.now = T + 10;
+  ASSERT_TRUE(d->Complete(1, 0).ok());
+  d->RunPassForTest();
+  EXPECT_EQ(d->Get(2)->state, TaskState::kRunning);
+  plan = d->Plan();
+  ASSERT_EQ(plan->tasks.size(), 2u);
+  EXPECT_EQ(plan->tasks[0].task_id, 3);
+  EXPECT_NEAR(plan->tasks[0].start_s - T, 20.0, 1e-6);
+  EXPECT_NEAR(plan->tasks[1].end_s - T, 40.0, 1e-6);
+  EXPECT_NEAR(plan->eta_s - T, 40.0, 1e-6);
+  d.reset();
+  std::filesystem::remove_all(dir);
+}
+
+// Issue 22 item 6: a memory wait names the GPU, its free memory and the need — never the
+// catalog's "largest has 40960" beside a live refusal.
+TEST(LivePlan, MemoryWaitNamesGpuFreeMemoryAndNeed) {
+  const std::string dir = hase::testing::FreshDir("planmem");
+  FakeClock clock;
+  HttpStub exporter;
+  exporter.SetBody(
+      "DCGM_FI_DEV_FB_USED{gpu=\"0\",Hostname=\"a\"} 19960\n"
+      "DCGM_FI_DEV_FB_USED{gpu=\"1\",Hostname=\"a\"} 20960\n");
+  telemetry::DcgmScraperOptions so;
+  so.targets = {{exporter.Url(), "a"}};
+  so.now_s = clock.Fn();
+  telemetry::DcgmScraper scraper(so);
+  ASSERT_TRUE(scraper.ScrapeOnce().ok());
+  auto made = Daemon::Create(hase::testing::SmallCluster(), hase::testing::SmallOracle(), Opts(dir, clock), &scraper);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  std::unique_ptr<Daemon> d = std::move(*made);
+  ASSERT_TRUE(d->Start().ok());
+  TaskSpec big;
+  big.model = "bigmodel";  // 30 000 MiB: only an A100, and each has < 30 000 MiB free
+  big.num_batches = 10;
+  auto t = d->Submit(big);
+  ASSERT_TRUE(t.ok());
+  d->RunPassForTest();
+  const TaskRecord r = *d->Get(t->record.id);
+  ASSERT_EQ(r.state, TaskState::kQueued);
+  const std::string want =
+      "waits for GPU memory: needs 30000 MiB; GPU a/0 (A100-SXM4-40GB) comes closest with 21000 MiB free of "
+      "40960 MiB (19960 MiB in use outside hase per DCGM, 0 MiB by hase's tasks)";
+  EXPECT_EQ(r.reason, want);
+  EXPECT_EQ(r.reason.find("largest"), std::string::npos) << r.reason;
+  std::shared_ptr<const LiveQueuePlan> plan = d->Plan();
+  ASSERT_TRUE(plan);
+  const PlanEntry* e = plan->Find(t->record.id);
+  ASSERT_NE(e, nullptr);
+  EXPECT_FALSE(std::isfinite(e->start_s));
+  EXPECT_EQ(e->reason.kind, "memory");
+  EXPECT_EQ(e->reason.text, want);
+  EXPECT_DOUBLE_EQ(e->reason.need_mib, 30000);
+  EXPECT_DOUBLE_EQ(e->reason.free_mib, 21000);
+  EXPECT_DOUBLE_EQ(e->reason.capacity_mib, 40960);
+  EXPECT_EQ(e->reason.gpu.node, "a");
+  EXPECT_EQ(e->reason.gpu.index, 0);
+  EXPECT_EQ(plan->unplanned, 1);
+  d.reset();
+  std::filesystem::remove_all(dir);
+}
+
+// REST (GET /v1/tasks/{id}, /v1/tasks, /v1/queue) and `hase queue` against a daemon serving HTTP.
+TEST(LivePlan, RestAndHaseQueueCli) {
+  const std::string dir = hase::testing::FreshDir("planrest");
+  FakeClock clock;
+  const double T = clock.now;
+  auto made = Daemon::Create(TwoGpus(), Table(), Opts(dir, clock), nullptr);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  std::unique_ptr<Daemon> d = std::move(*made);
+  ASSERT_TRUE(d->Start().ok());
+  Extender ext(*d);
+  ApiServer api(*d, ext);
+  auto port = api.Bind("127.0.0.1", 0);
+  ASSERT_TRUE(port.ok());
+  api.Start();
+  httplib::Client c("127.0.0.1", *port);
+  c.set_read_timeout(10, 0);
+  for (int i = 0; i < 5; ++i) {
+    auto res = c.Post("/v1/tasks", R"({"model":"resnet50","num_batches":1000})", "application/json");
+    ASSERT_TRUE(res);
+    ASSERT_EQ(res->status, 201) << res->body;
+  }
+  // The scheduler thread passes and plans: wait (bounded) until the plan holds all five.
+  json q;
+  for (int i = 0; i < 500; ++i) {
+    auto res = c.Get("/v1/queue");
+    ASSERT_TRUE(res);
+    if (res->status == 200) {
+      q = json::parse(res->body);
+      if (q["queued"] == 3 && q["running"] == 2) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(q["queued"], 3) << q.dump();
+  EXPECT_NEAR(q["eta_s"].get<double>() - T, 40.0, 1e-6);
+  EXPECT_EQ(q["eta"], IsoUtc(T + 40));
+  EXPECT_NEAR(q["drain_s"].get<double>(), 40.0, 1e-6);
+  ASSERT_EQ(q["critical_path"]["tasks"].size(), 4u);
+  EXPECT_EQ(q["critical_path"]["gpu"]["node"], "a");
+  EXPECT_EQ(q["critical_path"]["tasks"][3]["task"], 5);
+
+  auto res = c.Get("/v1/tasks/3");
+  ASSERT_TRUE(res);
+  json t = json::parse(res->body);
+  EXPECT_EQ(t["state"], "queued");
+  EXPECT_NEAR(t["predicted"]["start_s"].get<double>() - T, 20.0, 1e-6);
+  EXPECT_NEAR(t["predicted"]["end_s"].get<double>() - T, 30.0, 1e-6);
+  EXPECT_EQ(t["predicted"]["start"], IsoUtc(T + 20));
+  EXPECT_EQ(t["predicted"]["gpu"], (json{{"id", 0}, {"node", "a"}, {"index", 0}, {"type", "A100-SXM4-40GB"}}));
+  // Behind task 2 on the A100; whether 2 also holds its reservation by then depends on how the
+  // five submissions fell into the scheduler thread's passes (a reservation once no GPU is free).
+  EXPECT_TRUE(t["why"]["kind"] == "behind" || t["why"]["kind"] == "reserved_for") << t["why"].dump();
+  EXPECT_EQ(t["why"]["task"], 2);
+  EXPECT_EQ(t["why"]["gpu"]["node"], "a");
+  EXPECT_EQ(t["why"]["until"], IsoUtc(T + 20));
+  EXPECT_EQ(t["reason"], t["why"]["text"]);
+  res = c.Get("/v1/tasks?state=queued");
+  ASSERT_TRUE(res);
+  json list = json::parse(res->body)["tasks"];
+  ASSERT_EQ(list.size(), 3u);
+  for (const json& x : list) EXPECT_TRUE(x["predicted"]["end_s"].is_number()) << x.dump();
+
+  // `hase queue`: one row per task, times ISO 8601 UTC.
+  const std::string url = " --url http://127.0.0.1:" + std::to_string(*port);
+  hase::testing::CommandResult out = hase::testing::RunCommand(hase::testing::HaseBin() + " queue" + url);
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  EXPECT_NE(out.out.find("queue: 3 queued, 2 running, 0 bound; drains at " + IsoUtc(T + 40) + " (in 40 s)"),
+            std::string::npos)
+      << out.out;
+  EXPECT_NE(out.out.find("critical path: GPU a/0 A100-SXM4-40GB: tasks 1 -> 2 -> 3 -> 5"), std::string::npos) << out.out;
+  const std::string row5 = fmt::format("{:>6}  {:<18} {:<8} {:<24} {:<24} {:<24} {}", 3, "resnet50", "queued",
+                                       "a/0 A100-SXM4-40GB", IsoUtc(T + 20), IsoUtc(T + 30),
+                                       t["reason"].get<std::string>());
+  EXPECT_NE(out.out.find(row5), std::string::npos) << out.out;
+  const std::string row4 = fmt::format("{:>6}  {:<18} {:<8} {:<24} {:<24} {:<24}", 4, "resnet50", "running",
+                                       "b/0 T4", IsoUtc(T), IsoUtc(T + 35));
+  EXPECT_NE(out.out.find(row4), std::string::npos) << out.out;
+  // A wrong address: one clear error, non-zero exit.
+  out = hase::testing::RunCommand(hase::testing::HaseBin() + " queue --url http://127.0.0.1:1");
+  EXPECT_NE(out.exit_code, 0);
+  EXPECT_NE(out.err.find("cannot reach hase at http://127.0.0.1:1"), std::string::npos) << out.err;
+  api.Stop();
+  d.reset();
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace hase::service
