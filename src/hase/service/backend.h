@@ -54,6 +54,10 @@ struct TaskEnd {
   int exit_code = 0;   // kExited: the command's code; 128+N killed by signal N; -1 unknown
   std::string reason;  // for people, "" when it simply exited 0
   double ended_s = 0;  // wall seconds
+  // When the launch really started, wall seconds (Kubernetes: the containers' startedAt), so a
+  // run that started while hase was down is accounted from its own start; 0 = unknown (the
+  // daemon keeps the start it journalled).
+  double started_s = 0;
 };
 
 class Backend {
@@ -79,7 +83,9 @@ class Backend {
   virtual void Stop() = 0;
 
   // Starts one launch. Returns a handle (> 0: process id, Slurm job id) journalled with the
-  // task. Errors: IO/Unavailable-like failures as IO (the task then fails with the message).
+  // task; 0 = sent but not confirmed (Kubernetes: the binding's answer did not come within the
+  // bind budget): the backend follows it like a started launch and reports its end, and the
+  // daemon may call Launch again for the same launch to confirm it (it must not start twice). Errors: IO/Unavailable-like failures as IO (the task then fails with the message).
   virtual Result<int64_t> Launch(const LaunchRequest& request) = 0;
 
   // After a restart: what became of each launch the journal says is running (`handles[i]` is
@@ -89,6 +95,7 @@ class Backend {
   struct Recovered {
     int64_t handle = 0;
     std::optional<TaskEnd> end;
+    double started_s = 0;  // a launch still running: when it really started (0 = unknown)
   };
   virtual std::vector<Result<Recovered>> Recover(const std::vector<LaunchRequest>& requests,
                                                  const std::vector<int64_t>& handles) = 0;

@@ -204,6 +204,12 @@ Status Daemon::Start() {
         lock.lock();
       } else {
         r.pid = found[i]->handle;
+        if (found[i]->started_s > 0) {  // started while hase was down: its own start (backend.h)
+          r.started_s = found[i]->started_s;
+          for (sched::RunningTask& rt : state_.gpus[r.gpu].running) {
+            if (rt.task_id == static_cast<int>(id)) rt.started_ms = ToMs(r.started_s);
+          }
+        }
         changed.push_back(id);
       }
     }
@@ -566,6 +572,7 @@ void Daemon::OnEnd(int64_t id, int attempt, const TaskEnd& end) {
   std::vector<int64_t> changed{id};
   const int gpu = r.gpu;
   const double ended_s = end.ended_s;
+  if (end.started_s > 0) r.started_s = end.started_s;  // the backend's own start (backend.h)
   switch (end.kind) {
     case TaskEnd::Kind::kExited:
       RemoveFromGpuLocked(r);
@@ -598,7 +605,7 @@ void Daemon::OnNode(const std::string& node, bool healthy, const std::string& re
 }
 
 Result<TaskStore::Inserted> Daemon::Submit(const TaskSpec& submitted) {
-  TaskSpec spec = submitted;
+  HASE_ASSIGN_OR_RETURN(TaskSpec spec, WithInputShape(submitted));
   if (spec.runtime.empty()) spec.runtime = options_.default_runtime;
   // Refused at the door, before anything is journalled: what could never be placed.
   if (spec.gpus != 1) {
@@ -608,7 +615,7 @@ Result<TaskStore::Inserted> Daemon::Submit(const TaskSpec& submitted) {
   {
     TaskRecord probe;
     probe.spec = spec;
-    if (Status s = CheckPredictable(probe.ToSchedTask()); !s.ok()) return UnpredictableModel(spec.model, s);
+    if (Status s = CheckPredictable(probe.ToSchedTask()); !s.ok()) return UnpredictableModel(spec, s, DeclaredShapeText(spec.model));
   }
   Result<TaskStore::Inserted> inserted = store_->Insert(spec, Now());
   std::lock_guard<std::mutex> lock(mu_);
