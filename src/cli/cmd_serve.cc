@@ -4,6 +4,7 @@
 // as Slurm jobs (service/slurm_backend.h); `--kube-api` makes Kubernetes the backend (binds
 // the pods kube-scheduler sends the extender: service/kube_backend.h).
 // Library: src/hase/service/ (daemon.h, api_server.h, extender.h); docs/service.md.
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -62,6 +63,8 @@ struct ServeFlags {
   std::string kube_token_file;
   std::string kube_ca;
   std::string kube_pod_selector;
+  double kube_timeout = 2.0;
+  double kube_bind_budget = 4.0;
   std::string catalog;
   std::string models = DefaultModelsDir();
   std::string precision;  // empty = the runtime's default
@@ -154,7 +157,12 @@ int Run(const ServeFlags& f) {
   if (!f.kube_api.empty()) {
     // Checked before anything listens: a bad --kube-api is one clear error at start.
     service::KubeBackendOptions ko;
-    ko.client = {f.kube_api, f.kube_token_file, f.kube_ca, 5.0};
+    if (!(f.kube_bind_budget > 0 && f.kube_bind_budget <= 60) || !(f.kube_timeout > 0 && f.kube_timeout <= 60)) {
+      return Fail(Status::InvalidArgument("--kube-timeout and --kube-bind-budget must be in (0, 60] seconds", "hase serve",
+                                          "kube-scheduler's extender httpTimeout is 5 s by default: keep the budget below it"));
+    }
+    ko.client = {f.kube_api, f.kube_token_file, f.kube_ca, f.kube_timeout, std::min(1.0, f.kube_timeout)};
+    ko.bind_budget_s = f.kube_bind_budget;
     ko.watcher.label_selector = f.kube_pod_selector;
     auto kube = service::KubeBackend::Create(ko);
     if (!kube.ok()) return Fail(kube.status());
@@ -358,6 +366,13 @@ Command AddServeCommand(CLI::App& parent) {
   a.add_option("--kube-token-file", flags->kube_token_file, "Bearer token file for --kube-api (in-cluster: the service account's)");
   a.add_option("--kube-ca", flags->kube_ca, "CA bundle for an https --kube-api (in-cluster: the service account's)");
   a.add_option("--kube-pod-selector", flags->kube_pod_selector, "Label selector of the pods the watcher lists (default: all)");
+  a.add_option("--kube-timeout", flags->kube_timeout,
+               "Read/write timeout of one Kubernetes API call, s (connect: at most 1 s)")
+      ->capture_default_str();
+  a.add_option("--kube-bind-budget", flags->kube_bind_budget,
+               "Most time one extender /bind spends on API calls, s; keep it below kube-scheduler's extender "
+               "httpTimeout (5 s by default)")
+      ->capture_default_str();
   a.add_option("--catalog", flags->catalog, "GPU catalog YAML (default: built in)");
   a.add_option("--models", flags->models, "Directory of zoo .onnx models for the predictor oracle");
   a.add_option("--precision", flags->precision, "Arithmetic for the predictor oracle: tf32, tf32-conv, fp32, fp16, tensor (default: the runtime's)");

@@ -4,6 +4,8 @@
 // cancelled, cancel = pod deletion, and recovery after a restart. Pods and events are shaped
 // as the core/v1 API serves them.
 #include <chrono>
+#include <cmath>
+#include <ctime>
 #include <condition_variable>
 #include <deque>
 #include <filesystem>
@@ -15,10 +17,13 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include "hase/service/api_server.h"
 #include "hase/service/daemon.h"
 #include "hase/service/extender.h"
 #include "hase/service/kube_backend.h"
 #include "hase/service/kube_client.h"
+#include "hase/service/pod_status.h"
+#include "hase/telemetry/gpu_load_table.h"
 #include "service_fixture.h"
 
 namespace hase::service {
@@ -81,16 +86,26 @@ class FakeApiServer {
         return;
       }
       it->second["spec"]["nodeName"] = b["target"]["name"];
-      if (mode_ == BindMode::kLate) {
+      if (mode_ == BindMode::kLate || delay_ms_ > 0) {
+        // The binding is made; its answer comes late (past the client's 1 s timeout), or after
+        // the slow API server's delay.
+        const int ms = mode_ == BindMode::kLate ? 2500 : delay_ms_;
         l.unlock();
-        std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // past the client's 1 s timeout
+        std::this_thread::sleep_for(std::chrono::milliseconds(ms));
         l.lock();
       }
       res.status = 201;
       res.set_content(R"({"kind":"Status","apiVersion":"v1","status":"Success","code":201})", "application/json");
     });
     server_.Get(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
-      std::lock_guard<std::mutex> l(mu_);
+      std::unique_lock<std::mutex> l(mu_);
+      ++gets_;
+      if (delay_ms_ > 0) {
+        const int ms = delay_ms_;
+        l.unlock();
+        std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+        l.lock();
+      }
       auto it = pods_.find(req.matches[1].str() + "/" + req.matches[2].str());
       if (it == pods_.end()) {
         res.status = 404;
@@ -194,6 +209,15 @@ class FakeApiServer {
     std::lock_guard<std::mutex> l(mu_);
     list_delay_ms_ = ms;
   }
+  // Every binding and pod GET answers `ms` late (the binding itself is made at once).
+  void SetDelay(int ms) {
+    std::lock_guard<std::mutex> l(mu_);
+    delay_ms_ = ms;
+  }
+  int gets() {
+    std::lock_guard<std::mutex> l(mu_);
+    return gets_;
+  }
   void SetMode(BindMode m) {
     std::lock_guard<std::mutex> l(mu_);
     mode_ = m;
@@ -228,7 +252,7 @@ class FakeApiServer {
   std::map<std::string, json> pods_;
   std::deque<json> events_;
   BindMode mode_ = BindMode::kNormal;
-  int binding_posts_ = 0, lists_ = 0, watches_ = 0, deletes_ = 0, rv_ = 100, list_delay_ms_ = 0;
+  int binding_posts_ = 0, lists_ = 0, watches_ = 0, deletes_ = 0, rv_ = 100, list_delay_ms_ = 0, delay_ms_ = 0, gets_ = 0;
   bool stop_ = false;
 };
 
@@ -239,11 +263,14 @@ class KubeTest : public ::testing::Test {
     StartDaemon(true);
   }
   void TearDown() override {
+    if (http_) http_->Stop();
     daemon_->Stop();
     std::filesystem::remove_all(dir_);
   }
   // A daemon on dir_ whose backend is Kubernetes (the stand-in API server), or none.
-  void StartDaemon(bool with_kube) {
+  void StartDaemon(bool with_kube, double timeout_s = 1, double bind_budget_s = 4) {
+    if (http_) http_->Stop();
+    http_.reset();
     if (daemon_) daemon_->Stop();
     extender_.reset();
     daemon_.reset();
@@ -255,7 +282,8 @@ class KubeTest : public ::testing::Test {
     kube_ = nullptr;
     if (with_kube) {
       KubeBackendOptions ko;
-      ko.client = {api_.url(), "", "", 1};
+      ko.client = {api_.url(), "", "", timeout_s};
+      ko.bind_budget_s = bind_budget_s;
       ko.watcher.idle_s = 1;
       auto b = KubeBackend::Create(ko);
       ASSERT_TRUE(b.ok()) << b.status().ToString();
@@ -290,7 +318,32 @@ class KubeTest : public ::testing::Test {
     }
   }
 
+  // POSTs kube-scheduler's /bind to the extender over real HTTP (the REST server on a free
+  // loopback port) with kube-scheduler's default 5 s httpTimeout; returns the Error field ("no
+  // answer" on a timeout) and the time the answer took.
+  std::pair<std::string, double> HttpBind(const std::string& ns, const std::string& name, const std::string& uid,
+                                          const std::string& node) {
+    if (!http_) {
+      http_ = std::make_unique<ApiServer>(*daemon_, *extender_);
+      auto port = http_->Bind("127.0.0.1", 0);
+      EXPECT_TRUE(port.ok());
+      http_port_ = port.ok() ? *port : 0;
+      http_->Start();
+    }
+    httplib::Client c("127.0.0.1", http_port_);
+    c.set_read_timeout(5, 0);  // kube-scheduler's extender httpTimeout default
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = c.Post("/bind", json{{"PodName", name}, {"PodNamespace", ns}, {"PodUID", uid}, {"Node", node}}.dump(),
+                    "application/json");
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!r) return {"no answer", s};
+    json j = json::parse(r->body, nullptr, false);
+    return {j.is_object() && j.contains("Error") ? j["Error"].get<std::string>() : r->body, s};
+  }
+
   FakeApiServer api_;
+  std::unique_ptr<ApiServer> http_;
+  int http_port_ = 0;
   std::string dir_;
   KubeBackend* kube_ = nullptr;  // owned by daemon_
   std::unique_ptr<Daemon> daemon_;
@@ -513,6 +566,173 @@ TEST_F(KubeTest, RestartRecoversPodsFromTheApiServer) {
   api_.Update("jobs/run", [](json& p) { p["status"]["phase"] = "Succeeded"; });
   AwaitEnd("uid-run");
   EXPECT_EQ(Task("uid-run")->state, TaskState::kSucceeded);
+}
+
+
+// Issue #22 item 5. An API server that answers each binding and GET 3 s late: before, /bind took
+// ~10 s (POST 5 s timeout, GET, POST again) against kube-scheduler's 5 s httpTimeout. Now every
+// call gets what is left of the 4 s bind budget: the extender answers in time, says the binding
+// is not confirmed, follows the pod, and kube-scheduler's retry neither binds nor journals twice.
+TEST_F(KubeTest, SlowApiServerBindAnswersInsideKubeSchedulersTimeout) {
+  StartDaemon(true, /*timeout_s=*/2, /*bind_budget_s=*/4);  // hase serve's defaults
+  api_.AddPod(MakePod("jobs", "slow", "uid-slow"));
+  Filter(MakePod("jobs", "slow", "uid-slow"));
+  api_.SetDelay(3000);
+  auto [err, took] = HttpBind("jobs", "slow", "uid-slow", "a");
+  std::printf("slow API server (3 s per answer): /bind answered in %.2f s: %s\n", took, err.c_str());
+  EXPECT_LT(took, 4.8);  // inside kube-scheduler's 5 s
+  EXPECT_NE(err.find("not confirmed"), std::string::npos) << err;
+  ASSERT_TRUE(Task("uid-slow"));  // journalled once, followed as sent-unconfirmed
+  EXPECT_EQ(Task("uid-slow")->state, TaskState::kRunning);
+  EXPECT_EQ(Task("uid-slow")->pid, 0);
+  EXPECT_EQ(api_.Pod("jobs/slow")["spec"]["nodeName"], "a");  // the binding landed
+  // kube-scheduler retries after its timeout; the API server has recovered.
+  api_.SetDelay(0);
+  auto [err2, took2] = HttpBind("jobs", "slow", "uid-slow", "a");
+  std::printf("retried /bind answered in %.3f s: '%s'\n", took2, err2.c_str());
+  EXPECT_EQ(err2, "");
+  EXPECT_EQ(Task("uid-slow")->pid, 1);
+  EXPECT_EQ(daemon_->List(std::nullopt, 100).size(), 1u);  // one row
+  // A retry after confirmation makes no API call at all.
+  const int posts = api_.binding_posts();
+  EXPECT_EQ(HttpBind("jobs", "slow", "uid-slow", "a").first, "");
+  EXPECT_EQ(api_.binding_posts(), posts);
+  int running = 0;
+  for (const GpuView& g : daemon_->Gpus()) running += g.running;
+  EXPECT_EQ(running, 1);
+}
+
+TEST_F(KubeTest, SlowButInBudgetApiServerBindsAtOnceAndUnreachableOneFailsFast) {
+  StartDaemon(true, 2, 4);
+  api_.AddPod(MakePod("jobs", "ok", "uid-ok"));
+  Filter(MakePod("jobs", "ok", "uid-ok"));
+  api_.SetDelay(1500);
+  auto [err, took] = HttpBind("jobs", "ok", "uid-ok", "a");
+  std::printf("API server answering in 1.5 s: /bind answered in %.2f s: '%s'\n", took, err.c_str());
+  EXPECT_EQ(err, "");
+  EXPECT_LT(took, 2.5);
+  EXPECT_EQ(Task("uid-ok")->pid, 1);
+  EXPECT_EQ(api_.binding_posts(), 1);
+  // Nothing listens at the API URL: refused at once, nothing journalled.
+  api_.SetDelay(0);
+  daemon_->Stop();
+  {
+    DaemonOptions o;
+    o.state_dir = dir_ + "-unreachable";
+    o.tick_s = 0.05;
+    o.store.synchronous_full = false;
+    KubeBackendOptions ko;
+    ko.client = {"http://127.0.0.1:1", "", "", 2};
+    auto b = KubeBackend::Create(ko);
+    ASSERT_TRUE(b.ok());
+    auto d = Daemon::Create(hase::testing::SmallCluster(), hase::testing::SmallOracle(), o, nullptr, std::move(b).value());
+    ASSERT_TRUE(d.ok());
+    ASSERT_TRUE((*d)->Start().ok());
+    Extender ext(**d);
+    ASSERT_TRUE(ext.Filter(json{{"Pod", MakePod("jobs", "x", "uid-x")}, {"NodeNames", {"a"}}}.dump()).ok());
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::string e = Bind("jobs", "x", "uid-x", "a", &ext);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("unreachable API server: /bind answered in %.3f s: %s\n", s, e.c_str());
+    EXPECT_LT(s, 4.5);
+    EXPECT_NE(e.find("cannot connect"), std::string::npos) << e;
+    EXPECT_FALSE((*d)->FindByKey("k8s:uid-x"));
+    (*d)->Stop();
+    std::filesystem::remove_all(dir_ + "-unreachable");
+  }
+}
+
+// Sent to a, unconfirmed, and the binding never landed (the pod stays unbound): kube-scheduler's
+// retry for b moves the task (one row, on b); a pod seen bound to another node is cancelled.
+TEST_F(KubeTest, UnconfirmedBindThatNeverLandedMovesOnRetry) {
+  StartDaemon(true, 1, 1.5);
+  api_.AddPod(MakePod("jobs", "m", "uid-m"));
+  Filter(MakePod("jobs", "m", "uid-m"));
+  api_.SetDelay(2000);
+  const std::string err = Bind("jobs", "m", "uid-m", "a");
+  EXPECT_NE(err.find("not confirmed"), std::string::npos) << err;
+  api_.SetDelay(0);
+  api_.Update("jobs/m", [](json& p) { p["spec"].erase("nodeName"); });  // as if it never landed
+  EXPECT_EQ(Bind("jobs", "m", "uid-m", "b"), "");
+  ASSERT_TRUE(Task("uid-m"));
+  EXPECT_EQ(Task("uid-m")->node, "b");
+  EXPECT_EQ(Task("uid-m")->pid, 1);
+  EXPECT_EQ(daemon_->List(std::nullopt, 100).size(), 1u);
+  EXPECT_EQ(api_.Pod("jobs/m")["spec"]["nodeName"], "b");
+}
+
+
+// Issue #22 item 3 (Kubernetes): a pod that ran, or started, while hase was down is accounted at
+// its containers' own times (RFC 3339 startedAt / finishedAt), in memory, in the journal (a
+// second restart reads them back) and in /metrics (elapsed of the running one).
+TEST_F(KubeTest, PodTimesWhileHaseWasDownAreThePodsOwn) {
+  for (const char* n : {"ran", "runs"}) {
+    api_.AddPod(MakePod("jobs", n, std::string("uid-") + n));
+    Filter(MakePod("jobs", n, std::string("uid-") + n));
+    ASSERT_EQ(Bind("jobs", n, std::string("uid-") + n, "a"), "") << n;
+  }
+  daemon_->Stop();
+  const double now = std::floor(telemetry::WallClockSeconds());
+  auto rfc3339 = [](double t) {
+    const time_t s = static_cast<time_t>(t);
+    std::tm tm{};
+    gmtime_r(&s, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return std::string(buf);
+  };
+  api_.Update("jobs/ran", [&](json& p) {
+    p["status"]["phase"] = "Failed";
+    p["status"]["containerStatuses"] = json::array({{{"name", "infer"},
+                                                     {"state", {{"terminated", {{"exitCode", 2},
+                                                                                {"startedAt", rfc3339(now + 5)},
+                                                                                {"finishedAt", rfc3339(now + 65)}}}}}}});
+  });
+  api_.Update("jobs/runs", [&](json& p) {
+    p["status"]["phase"] = "Running";
+    p["status"]["containerStatuses"] =
+        json::array({{{"name", "infer"}, {"state", {{"running", {{"startedAt", rfc3339(now - 30)}}}}}}});
+  });
+  for (int restart = 0; restart < 2; ++restart) {  // the second reads the journal back
+    StartDaemon(true);
+    ASSERT_TRUE(Task("uid-ran") && Task("uid-runs"));
+    EXPECT_EQ(Task("uid-ran")->state, TaskState::kFailed);
+    EXPECT_EQ(Task("uid-ran")->exit_code, 2);
+    EXPECT_DOUBLE_EQ(Task("uid-ran")->started_s, now + 5) << restart;
+    EXPECT_DOUBLE_EQ(Task("uid-ran")->ended_s, now + 65) << restart;
+    EXPECT_EQ(Task("uid-runs")->state, TaskState::kRunning);
+    EXPECT_DOUBLE_EQ(Task("uid-runs")->started_s, now - 30) << restart;
+  }
+  // /metrics counts the running pod's elapsed time from its own start.
+  const std::string m = daemon_->MetricsText();
+  const std::string id = std::to_string(Task("uid-runs")->id);
+  const size_t at = m.find("hase_task_elapsed_seconds{task=\"" + id + "\"");
+  ASSERT_NE(at, std::string::npos) << m;
+  const double elapsed = std::stod(m.substr(m.find('}', at) + 1));
+  EXPECT_GE(elapsed, 30.0);
+  EXPECT_LT(elapsed, 60.0);
+  EXPECT_EQ(ParseRfc3339("2026-12-04T16:42:16Z"), 1796402536.0);
+  EXPECT_EQ(ParseRfc3339("2026-12-04T17:42:16.5+01:00"), 1796402536.5);
+  EXPECT_EQ(ParseRfc3339("yesterday"), 0.0);
+}
+
+// Issue #22 item 2 (Kubernetes): a cordoned node (kubectl cordon: spec.unschedulable) gets
+// nothing new from hase's filter; what runs there is not touched.
+TEST_F(KubeTest, CordonedNodeIsFilteredAndItsPodsKeepRunning) {
+  api_.AddPod(MakePod("jobs", "before", "uid-before"));
+  Filter(MakePod("jobs", "before", "uid-before"));
+  ASSERT_EQ(Bind("jobs", "before", "uid-before", "a"), "");
+  json a = {{"metadata", {{"name", "a"}}}, {"spec", {{"unschedulable", true}}}};
+  json b = {{"metadata", {{"name", "b"}}}, {"spec", json::object()}};
+  auto f = extender_->Filter(json{{"Pod", MakePod("jobs", "after", "uid-after")},
+                                  {"Nodes", {{"items", {a, b}}}}}.dump());
+  ASSERT_TRUE(f.ok());
+  ASSERT_EQ((*f)["Nodes"]["items"].size(), 1u) << f->dump();
+  EXPECT_EQ((*f)["Nodes"]["items"][0]["metadata"]["name"], "b");
+  EXPECT_NE((*f)["FailedNodes"].value("a", "").find("cordoned"), std::string::npos) << f->dump();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(Task("uid-before")->state, TaskState::kRunning);
+  EXPECT_EQ(api_.deletes(), 0);
 }
 
 }  // namespace

@@ -236,7 +236,8 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions option
     Result<Advice> a = daemon_.Advise(*spec);
     if (!a.ok()) return SendError(res, a.status());
     SendJson(res, 200, json{{"gpu", a->gpu}, {"node", a->node}, {"index", a->index}, {"gpu_type", a->gpu_type},
-                            {"native", a->native}, {"predicted_end_s", a->predicted_end_s}});
+                            {"native", a->native}, {"predicted_end_s", a->predicted_end_s},
+                            {"input_shape", a->input_shape.empty() ? json(nullptr) : json(a->input_shape)}});
   });
   get("/v1/tasks", kRead, [this](const httplib::Request& req, httplib::Response& res) {
     std::optional<TaskState> state;

@@ -108,7 +108,9 @@ class Backend {
   virtual void Stop() = 0;
 
   // Starts one launch. Returns a handle (> 0: process id, Slurm job id) journalled with the
-  // task. Errors: IO/Unavailable-like failures as IO (the task then fails with the message).
+  // task; 0 = sent but not confirmed (Kubernetes: the binding's answer did not come within the
+  // bind budget): the backend follows it like a started launch and reports its end, and the
+  // daemon may call Launch again for the same launch to confirm it (it must not start twice). Errors: IO/Unavailable-like failures as IO (the task then fails with the message).
   virtual Result<int64_t> Launch(const LaunchRequest& request) = 0;
 
   // After a restart: what became of each launch the journal says is running (`handles[i]` is
@@ -120,6 +122,9 @@ class Backend {
   struct Recovered {
     int64_t handle = 0;
     std::optional<TaskEnd> end;
+    // A launch still running: where and when it really started, when the backend reads it
+    // here rather than through the start callback (Kubernetes: the containers' startedAt).
+    std::optional<TaskStart> start = std::nullopt;
   };
   virtual std::vector<Result<Recovered>> Recover(const std::vector<LaunchRequest>& requests,
                                                  const std::vector<int64_t>& handles) = 0;

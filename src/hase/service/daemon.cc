@@ -547,7 +547,7 @@ Status Daemon::PersistLocked(const std::vector<int64_t>& ids) {
 }
 
 Result<TaskStore::Inserted> Daemon::Submit(const TaskSpec& submitted) {
-  TaskSpec spec = submitted;
+  HASE_ASSIGN_OR_RETURN(TaskSpec spec, WithInputShape(submitted));
   if (spec.runtime.empty()) spec.runtime = options_.default_runtime;
   // Refused at the door, before anything is journalled: what could never be placed.
   if (spec.gpus != 1) {
@@ -557,7 +557,7 @@ Result<TaskStore::Inserted> Daemon::Submit(const TaskSpec& submitted) {
   {
     TaskRecord probe;
     probe.spec = spec;
-    if (Status s = CheckPredictable(probe.ToSchedTask()); !s.ok()) return UnpredictableModel(spec.model, s);
+    if (Status s = CheckPredictable(probe.ToSchedTask()); !s.ok()) return UnpredictableModel(spec, s, DeclaredShapeText(spec.model));
   }
   Result<TaskStore::Inserted> inserted = store_->Insert(spec, Now());
   std::lock_guard<std::mutex> lock(mu_);

@@ -201,6 +201,7 @@ struct Advice {
   std::string gpu_type;         // catalog type
   std::string native;           // the backend's name for it ("gpu:a100:1" under Slurm), or ""
   double predicted_end_s = 0;   // predicted completion if started now, wall seconds
+  std::string input_shape;      // the input it was priced at, "3x640x640"; "" = the table's row
 };
 
 struct DaemonHealth {
@@ -278,6 +279,19 @@ class Daemon {
   std::string MetricsText() const;
   DaemonHealth Health() const;
 
+  // The spec with the input it is priced at filled in (TaskSpec::input_shape): a stated
+  // input_shape is kept; a stated input_size N becomes {C, N, N} with the channels the model
+  // declares (3 when no ONNX can be read); neither becomes the shape the model's ONNX declares
+  // (LatencyOracle::DeclaredInputShape: YOLOv8 3x640x640). Where the oracle reads no ONNX (a
+  // latency table) an unstated shape stays empty: the table's row for the model prices it,
+  // whatever shape that row was measured at. Submit, Advise and the extender call it first.
+  // Errors: InvalidArgument (field input_shape) when the model's ONNX leaves a dim open
+  // ("3xheightxwidth"), so the request must state the shape. An unknown model is not an error
+  // here (Submit's predictability check names it).
+  Result<TaskSpec> WithInputShape(const TaskSpec& spec) const;
+  // The input `model`'s ONNX declares, "3x640x640"; "" when it cannot be read.
+  std::string DeclaredShapeText(const std::string& model) const;
+
   // --- For the Kubernetes extender (extender.h) ---
   // Predicted completion (wall seconds) of `task` on each GPU of the cluster, or +inf where it
   // cannot run (failed GPU, too little memory, no profile). Uses the policy's oracle and
@@ -299,6 +313,14 @@ class Daemon {
   // --kube-api), and the backend's error when the binding fails, in which case nothing stays
   // journalled (the pod is still pending; kube-scheduler retries it).
   Result<TaskRecord> BindExternal(const TaskSpec& spec, const std::string& node);
+  // kube-scheduler's retry of a /bind for a pod BindExternal already journalled (same key):
+  // confirmed on `node` → the task, no API call; sent to `node` but unconfirmed (pid 0: no
+  // answer within the bind budget) → the backend's Launch again (the API server refuses a
+  // second binding); unconfirmed on another node while the pod is still unbound → the row is
+  // erased and the pod bound to `node` (BindExternal). Never journals a second row. Errors:
+  // InvalidArgument (bound to another node), Conflict (a bind of it is in flight), NotFound
+  // (no unended task for the key), the backend's error.
+  Result<TaskRecord> RetryBindExternal(const TaskSpec& spec, const std::string& node);
 
   const sched::Cluster& cluster() const { return cluster_; }
   // The decision logger (DaemonOptions::logger; a null sink when none was given).

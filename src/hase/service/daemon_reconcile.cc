@@ -75,6 +75,11 @@ bool Daemon::ApplyStartLocked(TaskRecord& r, const TaskStart& start) {
   bool changed = false;
   if (start.started_s > 0 && std::abs(start.started_s - r.started_s) > 1e-3) {
     r.started_s = start.started_s;
+    if (r.gpu >= 0) {  // its remaining work is projected from its own start
+      for (sched::RunningTask& rt : state_.gpus[r.gpu].running) {
+        if (rt.task_id == r.id) rt.started_ms = ToMs(r.started_s);
+      }
+    }
     changed = true;
   }
   if (r.gpu < 0 || start.node.empty() || start.gpu_index < 0 ||
@@ -346,6 +351,7 @@ void Daemon::RecoverLaunchesLocked(std::unique_lock<std::mutex>& lock, double no
         lock.lock();
       } else {
         r.pid = found[i]->handle;
+        if (found[i]->start) ApplyStartLocked(r, *found[i]->start);  // started while hase was down
         changed.push_back(id);
       }
     }

@@ -12,7 +12,9 @@
 //
 // The task comes from the pod: annotations hase.io/model (required; a pod without it is not
 // hase's and every node passes with score 0), hase.io/batch (alias hase.io/batch-size),
-// hase.io/samples or hase.io/num-batches, hase.io/input-size, hase.io/priority; GPUs from the
+// hase.io/samples or hase.io/num-batches, hase.io/input-shape ("3x640x640") or
+// hase.io/input-size (neither: the shape the model's ONNX declares, Daemon::WithInputShape),
+// hase.io/priority; GPUs from the
 // containers' nvidia.com/gpu limits (else requests), memory from nvidia.com/gpumem (MiB, as
 // HAMi) when present.
 //
@@ -67,6 +69,9 @@ class Extender {
 
  private:
   void Remember(const std::string& key, const TaskSpec& spec);
+  // TaskSpecFromPod, priced at the pod's stated input or the model's own (WithInputShape).
+  // NotFound for no pod or a pod that is not hase's.
+  Result<TaskSpec> PodTask(const nlohmann::json* pod) const;
 
   Daemon& daemon_;
   std::mutex mu_;

@@ -11,6 +11,10 @@
 //                timeout / no answer      → GET the pod as above; not bound yet → POST again, at
 //                                           most bind_attempts POSTs in all
 //                anything else            → error with the API server's message
+//              All of it within bind_budget_s (each call gets what is left). A POST whose answer
+//              is still unknown when the budget ends returns handle 0: "sent, not confirmed";
+//              the pod is followed like a bound one (bound elsewhere or deleted → cancelled)
+//              and a retried /bind asks again (the API server refuses a second binding: 409).
 //   observe  = a PodWatcher (pod_watcher.h) over the bound pods: Succeeded/Failed → exited with
 //              the container's exit code, deleted or replaced → cancelled
 //   Cancel   = DELETE the pod (with its UID as precondition; one API call, timeout_s at most);
@@ -44,6 +48,9 @@ struct KubeBackendOptions {
   KubeClientOptions client;    // the API server (KubeClient::Create)
   PodWatcherOptions watcher;   // list/watch of the bound pods
   int bind_attempts = 3;       // Binding POSTs per launch when the API server does not answer
+  // Total time one Launch (the extender's /bind) may spend on API calls, s: below
+  // kube-scheduler's default extender httpTimeout (5 s) with room for the answer.
+  double bind_budget_s = 4.0;
 };
 
 class KubeBackend final : public Backend {
