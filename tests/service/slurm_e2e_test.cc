@@ -437,6 +437,8 @@ TEST_F(SlurmE2E, DrainingANodeLetsItsRunningJobsCompleteAndPlacesNothingNew) {
     return false;
   }());
   ASSERT_EQ(on_t4.size(), 4u);
+  // Running in Slurm, not only in hase (a job that still pends there is re-placed by a drain).
+  for (int64_t id : on_t4) ASSERT_EQ(WaitJob("d-" + std::to_string(id) + "-1", "RUNNING", 30), "RUNNING");
   const auto t0 = std::chrono::steady_clock::now();
   ASSERT_EQ(hase::testing::RunCommand("scontrol update nodename=t4-0 state=drain reason=hase-e2e").exit_code, 0);
   // Four more tasks while it is drained: they wait for the other GPUs, never t4-0.
