@@ -337,7 +337,7 @@ TEST_F(SlurmE2E, Kill9MidwayLosesNothingAndSubmitsNothingTwice) {
   EXPECT_LT(secs, 60);
 }
 
-TEST_F(SlurmE2E, CancelUsesScancelAndDrainFailsTheNodesGpus) {
+TEST_F(SlurmE2E, CancelUsesScancelAndDrainMarksTheNodesGpusDrained) {
   const int port = Start("c", 0);
   ASSERT_GT(port, 0);
   Submit(port, "c", 0, 60);
