@@ -519,6 +519,27 @@ TEST_F(SlurmE2E, ANodeDownRequeuesEachOfItsTasksOnce) {
       EXPECT_EQ(g["health"], "failed") << g.dump();
     }
   }
+  // /metrics agrees with the journal and Slurm: elapsed = now − the new job's StartTime.
+  {
+    httplib::Client c("127.0.0.1", port);
+    auto m = c.Get("/metrics");
+    ASSERT_TRUE(m);
+    const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    const auto times = SlurmTimes("n");
+    for (int64_t id : lost) {
+      const std::string key = "hase_task_elapsed_seconds{task=\"" + std::to_string(id) + "\",";
+      const size_t p = m->body.find(key);
+      ASSERT_NE(p, std::string::npos) << key;
+      const size_t line_end = m->body.find('\n', p);
+      const double elapsed = std::atof(m->body.substr(m->body.rfind(' ', line_end) + 1).c_str());
+      const std::string job = "n-" + std::to_string(id) + "-2";
+      ASSERT_TRUE(times.count(job)) << job;
+      EXPECT_NEAR(elapsed, now - times.at(job).first, 1.0) << job;
+      EXPECT_NEAR(Get(port, "/v1/tasks/" + std::to_string(id))["times"]["started_s"].get<double>(),
+                  times.at(job).first, 1e-3)
+          << job;
+    }
+  }
   // Bring the node back for the tests after this one.
   hase::testing::RunCommand("slurmd -N " + node);
   hase::testing::RunCommand("scontrol update nodename=" + node + " state=resume");
