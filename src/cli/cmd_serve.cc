@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <stdexcept>
+#include <string>
 #include <pthread.h>
 
 #include <fmt/format.h>
@@ -348,7 +350,17 @@ Command AddServeCommand(CLI::App& parent) {
   a.add_option("--outside-lease", flags->outside_lease_s,
                "Seconds a task run outside hase (no command) holds its GPU without POST /v1/tasks/{id}/complete or "
                "/heartbeat; then it fails and frees the GPU (0: never)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(
+          [](const std::string& v) -> std::string {
+            try {
+              size_t used = 0;
+              const double s = std::stod(v, &used);
+              if (used == v.size() && s >= 0 && s <= 1e9) return "";
+            } catch (const std::exception&) {
+            }
+            return "must be 0 (no lease) or a number of seconds up to 1e9, not '" + v + "'";
+          },
+          "SECONDS")
       ->capture_default_str();
   a.add_flag("--executor", flags->executor, "Run task commands here (standalone mode; the local backend)");
   a.add_option("--backend", flags->backend, "Where tasks run: local (with --executor; without it tasks run elsewhere and are reported through the API) or slurm (sbatch)")

@@ -20,6 +20,7 @@ class FakeBackend final : public Backend {
  public:
   const char* Name() const override { return "fake"; }
   bool RunsOn(const sched::Gpu&) const override { return true; }
+  bool ReportsStarts() const override { return reports_starts; }
   Status Start(EndCallback on_end, NodeCallback on_node) override {
     std::lock_guard<std::mutex> l(mu);
     end = std::move(on_end);
@@ -57,6 +58,7 @@ class FakeBackend final : public Backend {
   EndCallback end;
   NodeCallback node;
   StartCallback start;
+  bool reports_starts = false;  // set before the daemon starts
   std::vector<LaunchRequest> launches;
   std::vector<std::pair<int64_t, int>> cancels;
   std::map<int64_t, Recovered> script;  // Recover's answer per task id (absent: NotFound)
@@ -72,7 +74,7 @@ TaskSpec Command(const std::string& key) {
   return s;
 }
 
-std::unique_ptr<Daemon> Make(const std::string& dir, FakeBackend*& fake) {
+std::unique_ptr<Daemon> Make(const std::string& dir, FakeBackend*& fake, bool reports_starts = false) {
   DaemonOptions o;
   o.state_dir = dir;
   o.policy = "rr";
@@ -80,6 +82,7 @@ std::unique_ptr<Daemon> Make(const std::string& dir, FakeBackend*& fake) {
   o.store.synchronous_full = false;
   auto b = std::make_unique<FakeBackend>();
   fake = b.get();
+  fake->reports_starts = reports_starts;
   auto d = Daemon::Create(hase::testing::SmallCluster(), hase::testing::SmallOracle(), o, nullptr, std::move(b));
   EXPECT_TRUE(d.ok()) << d.status().ToString();
   EXPECT_TRUE((*d)->Start().ok());
@@ -305,6 +308,28 @@ TEST(BackendSeam, DrainLetsRunningTasksFinishAndPlacesNothingNew) {
   EXPECT_TRUE(d->DrainNode("zz", "", false).status().IsNotFound());
   d.reset();
   std::filesystem::remove_all(dir);
+}
+
+// A launch the backend has not seen start (a Slurm job still PENDING) would wait for the drain
+// to end: draining its GPU cancels it and places the task anew; a started one runs on.
+TEST(BackendSeam, DrainRePlacesALaunchThatHasNotStarted) {
+  const std::string dir = hase::testing::FreshDir("seam_pending");
+  FakeBackend* fake = nullptr;
+  auto d = Make(dir, fake, /*reports_starts=*/true);
+  const int64_t a = d->Submit(Command("p0"))->record.id;
+  const int64_t b = d->Submit(Command("p1"))->record.id;
+  ASSERT_TRUE(WaitFor([&] { return d->Get(a)->pid > 0 && d->Get(b)->pid > 0; }));
+  ASSERT_EQ(d->Get(a)->node, "a");
+  ASSERT_EQ(d->Get(b)->node, "a");
+  fake->start(a, 1, TaskStart{"a", d->Get(a)->gpu_index, 1.7e9});  // a runs; b pends
+  ASSERT_TRUE(d->DrainNode("a", "maintenance", false).ok());
+  EXPECT_EQ(d->Get(a)->state, TaskState::kRunning);
+  EXPECT_EQ(d->Get(a)->attempts, 1);
+  ASSERT_TRUE(WaitFor([&] { return d->Get(b)->attempts == 2 && d->Get(b)->pid > 0; }));
+  EXPECT_EQ(d->Get(b)->node, "b");
+  std::lock_guard<std::mutex> l(fake->mu);
+  ASSERT_EQ(fake->cancels.size(), 1u);
+  EXPECT_EQ(fake->cancels[0], std::make_pair(b, 1));
 }
 
 // DOWN: the node callback re-queues (and cancels) each task once; the NODE_FAIL end that

@@ -337,7 +337,7 @@ TEST_F(SlurmE2E, Kill9MidwayLosesNothingAndSubmitsNothingTwice) {
   EXPECT_LT(secs, 60);
 }
 
-TEST_F(SlurmE2E, CancelUsesScancelAndDrainFailsTheNodesGpus) {
+TEST_F(SlurmE2E, CancelUsesScancelAndDrainMarksTheNodesGpusDrained) {
   const int port = Start("c", 0);
   ASSERT_GT(port, 0);
   Submit(port, "c", 0, 60);
@@ -437,6 +437,8 @@ TEST_F(SlurmE2E, DrainingANodeLetsItsRunningJobsCompleteAndPlacesNothingNew) {
     return false;
   }());
   ASSERT_EQ(on_t4.size(), 4u);
+  // Running in Slurm, not only in hase (a job that still pends there is re-placed by a drain).
+  for (int64_t id : on_t4) ASSERT_EQ(WaitJob("d-" + std::to_string(id) + "-1", "RUNNING", 30), "RUNNING");
   const auto t0 = std::chrono::steady_clock::now();
   ASSERT_EQ(hase::testing::RunCommand("scontrol update nodename=t4-0 state=drain reason=hase-e2e").exit_code, 0);
   // Four more tasks while it is drained: they wait for the other GPUs, never t4-0.
@@ -515,6 +517,27 @@ TEST_F(SlurmE2E, ANodeDownRequeuesEachOfItsTasksOnce) {
   for (const json& g : Get(port, "/v1/gpus")["gpus"]) {
     if (g["node"] == node) {
       EXPECT_EQ(g["health"], "failed") << g.dump();
+    }
+  }
+  // /metrics agrees with the journal and Slurm: elapsed = now − the new job's StartTime.
+  {
+    httplib::Client c("127.0.0.1", port);
+    auto m = c.Get("/metrics");
+    ASSERT_TRUE(m);
+    const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    const auto times = SlurmTimes("n");
+    for (int64_t id : lost) {
+      const std::string key = "hase_task_elapsed_seconds{task=\"" + std::to_string(id) + "\",";
+      const size_t p = m->body.find(key);
+      ASSERT_NE(p, std::string::npos) << key;
+      const size_t line_end = m->body.find('\n', p);
+      const double elapsed = std::atof(m->body.substr(m->body.rfind(' ', line_end) + 1).c_str());
+      const std::string job = "n-" + std::to_string(id) + "-2";
+      ASSERT_TRUE(times.count(job)) << job;
+      EXPECT_NEAR(elapsed, now - times.at(job).first, 1.0) << job;
+      EXPECT_NEAR(Get(port, "/v1/tasks/" + std::to_string(id))["times"]["started_s"].get<double>(),
+                  times.at(job).first, 1e-3)
+          << job;
     }
   }
   // Bring the node back for the tests after this one.

@@ -105,6 +105,10 @@ class Backend {
   // Where launches really start (backends that can read it back: Slurm). Call before Start.
   // Default: ignored (the launch runs where it was asked to).
   virtual void SetStartCallback(StartCallback /*on_start*/) {}
+  // Whether a launch may wait before it starts (a Slurm job pends) and the start callback
+  // says when it did. The daemon then treats a launch without a start as not started yet:
+  // draining its GPU re-places it instead of waiting for it.
+  virtual bool ReportsStarts() const { return false; }
   virtual void Stop() = 0;
 
   // Starts one launch. Returns a handle (> 0: process id, Slurm job id) journalled with the

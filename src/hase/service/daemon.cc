@@ -469,6 +469,9 @@ void Daemon::LaunchPendingLocked(std::unique_lock<std::mutex>& lock) {
     std::map<int64_t, LaunchRequest> batch;
     batch.swap(pending_launches_);
     std::vector<Result<int64_t>> handles;
+    if (backend_->ReportsStarts()) {
+      for (const auto& [id, q] : batch) awaiting_start_.insert(id);  // before a start can be reported
+    }
     lock.unlock();  // a launch may take a Slurm round trip; submitters and readers go on
     for (const auto& [id, q] : batch) handles.push_back(backend_->Launch(q));
     lock.lock();
@@ -523,6 +526,7 @@ void Daemon::PromoteLocked(int gpu, double now, std::vector<int64_t>& changed) {
 
 void Daemon::FinishLocked(TaskRecord& r, TaskState s, int exit_code, double now) {
   pending_launches_.erase(r.id);
+  awaiting_start_.erase(r.id);
   r.state = s;
   r.exit_code = exit_code;
   r.ended_s = now;

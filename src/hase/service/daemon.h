@@ -46,7 +46,8 @@
 // Failures and drains. MarkGpuFailed / MarkNodeFailed kill what runs there and re-queue every
 // task placed there (attempts + 1 at its next placement). DrainGpu / DrainNode place nothing
 // new there and let running tasks finish (tasks bound to its local queue, not yet started, are
-// re-queued); with `requeue` they also stop and re-queue what runs, as a failure does. Failed
+// re-queued, as are launches a backend has not seen start, e.g. Slurm jobs that still pend);
+// with `requeue` they also stop and re-queue what runs, as a failure does. Failed
 // and drained GPUs get capacity -1 MiB so every Filter rejects them until RecoverGpu, plus a
 // phantom reservation (task id -2, start +inf) so policies that evaluate one idle GPU per type
 // never take one as its type's representative. The marks live in memory only (a restart
@@ -436,6 +437,9 @@ class Daemon {
   std::map<int, std::string> drained_;              // guarded by mu_: drained GPU → reason
   std::map<int, std::string> failed_why_;           // guarded by mu_: failed GPU → reason
   std::map<int64_t, double> lease_renewed_;         // guarded by mu_: outside task → last Heartbeat
+  // guarded by mu_: launched by a backend that ReportsStarts, its start not reported yet (a
+  // Slurm job that pends): draining its GPU re-places it.
+  std::set<int64_t> awaiting_start_;
   // What the last refresh took from telemetry for one GPU (RefreshGpusLocked).
   struct LiveGpu {
     bool load_used = false;         // a reading (or its stand-in) entered the pass

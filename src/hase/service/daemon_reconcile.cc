@@ -60,6 +60,7 @@ void Daemon::OnStart(int64_t id, int attempt, const TaskStart& start) {
   if (it == tasks_.end()) return;
   TaskRecord& r = it->second;
   if (r.state != TaskState::kRunning || r.attempts != attempt) return;  // ended / re-queued meanwhile
+  awaiting_start_.erase(id);
   const int from = r.gpu;
   if (!ApplyStartLocked(r, start)) return;
   std::vector<int64_t> changed{id};
@@ -164,6 +165,7 @@ int Daemon::RequeueGpuLocked(int gpu, const std::string& reason, double now, std
 
 void Daemon::RequeueTaskLocked(TaskRecord& r, const std::string& reason) {
   pending_launches_.erase(r.id);
+  awaiting_start_.erase(r.id);
   RemoveFromGpuLocked(r);
   r.state = TaskState::kQueued;
   r.gpu = r.gpu_index = -1;
@@ -223,9 +225,16 @@ int Daemon::DrainGpuLocked(int gpu, const std::string& reason, bool requeue, dou
   if (requeue) {
     n = RequeueGpuLocked(gpu, why, now, changed);  // stops what runs, as a failure does
   } else {
-    // Running tasks finish; tasks bound to its local queue have not started: placed anew.
+    // Running tasks finish; tasks bound to its local queue, and launches the backend has not
+    // seen start (a Slurm job that pends would wait for the drain to end), are placed anew.
     sched::GpuState& g = state_.gpus[gpu];
     std::vector<int> bound;
+    for (const sched::RunningTask& rt : g.running) {
+      if (!awaiting_start_.count(rt.task_id)) continue;
+      TaskRecord& r = tasks_.at(rt.task_id);
+      if (backend_ && ExecutesOn(gpu)) backend_->Cancel(r.id, r.attempts);
+      bound.push_back(rt.task_id);
+    }
     for (const sched::QueuedTask& q : g.queued) bound.push_back(q.task_id);
     for (int id : bound) {
       RequeueTaskLocked(tasks_.at(id), why + " before it started");
@@ -353,6 +362,8 @@ void Daemon::RecoverLaunchesLocked(std::unique_lock<std::mutex>& lock, double no
         r.pid = found[i]->handle;
         if (found[i]->start) ApplyStartLocked(r, *found[i]->start);  // started while hase was down
         changed.push_back(id);
+        // Followed from now on; a Slurm job may still pend (its start is read back).
+        if (backend_->ReportsStarts()) awaiting_start_.insert(id);
       }
     }
   }

@@ -76,6 +76,7 @@ class SlurmBackend final : public Backend {
   bool RunsOn(const sched::Gpu& gpu) const override;
   Status Start(EndCallback on_end, NodeCallback on_node) override;
   void SetStartCallback(StartCallback on_start) override;
+  bool ReportsStarts() const override { return true; }
   void Stop() override;
   // Handle = the Slurm job id. Errors: InvalidArgument (no GRES type for that node and GPU
   // type), IO (sbatch failed: its message).
