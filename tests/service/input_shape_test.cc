@@ -17,6 +17,7 @@
 #include "hase/kernels/kernel_list_builder.h"
 #include "hase/service/api_server.h"
 #include "hase/service/extender.h"
+#include "hase/service/task_json.h"
 #include "hase/sim/predictor_oracle.h"
 #include "service_fixture.h"
 #include "testing.h"
@@ -274,6 +275,23 @@ TEST_F(InputShapeTest, ExtenderPricesPodsAtTheirModelsInput) {
   auto priced = daemon_->WithInputShape(*spec);
   ASSERT_TRUE(priced.ok());
   EXPECT_EQ(priced->input_shape, (std::vector<int64_t>{3, 288, 288}));
+}
+
+// A row journalled before input_shape existed ("input_size":224 alone) and its retry, now
+// resolved to 3x224x224, are the same task (no 409 after an upgrade); another input is not.
+TEST(InputShapeJson, OldRowsAndTheirResolvedRetryAreTheSameTask) {
+  auto old_row = TaskSpecFromJson(json{{"model", "resnet50"}, {"input_size", 224}});
+  ASSERT_TRUE(old_row.ok());
+  TaskSpec retry = *old_row;
+  retry.input_shape = {3, 224, 224};
+  EXPECT_EQ(TaskSpecDifference(*old_row, retry), "");
+  retry.input_shape = {1, 224, 224};
+  EXPECT_EQ(TaskSpecDifference(*old_row, retry), "input_shape \"3x224x224\" before, \"1x224x224\" now");
+  // The journal's form reads back as written.
+  auto back = TaskSpecFromJson(TaskSpecToJson(retry));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->input_shape, (std::vector<int64_t>{1, 224, 224}));
+  EXPECT_EQ(back->input_size, 224);
 }
 
 TEST_F(InputShapeTest, LatencyTableSaysNoShapeWasAssumed) {

@@ -12,8 +12,10 @@
 #include <future>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -23,7 +25,9 @@
 #include "hase/service/kube_backend.h"
 #include "hase/service/kube_client.h"
 #include "hase/service/pod_status.h"
+#include "hase/telemetry/dcgm_scraper.h"
 #include "hase/telemetry/gpu_load_table.h"
+#include "../telemetry/http_stub.h"
 #include "service_fixture.h"
 
 namespace hase::service {
@@ -137,6 +141,16 @@ class FakeApiServer {
       cv_.notify_all();
       res.set_content(p.dump(), "application/json");
     });
+    server_.Get("/api/v1/nodes", [this](const httplib::Request&, httplib::Response& res) {
+      std::lock_guard<std::mutex> l(mu_);
+      json items = json::array();
+      for (const char* n : {"a", "b"}) {
+        json node = {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", n}}}, {"spec", json::object()}};
+        if (cordoned_.count(n)) node["spec"]["unschedulable"] = true;
+        items.push_back(node);
+      }
+      res.set_content(json{{"kind", "NodeList"}, {"apiVersion", "v1"}, {"items", items}}.dump(), "application/json");
+    });
     server_.Get("/api/v1/pods", [this](const httplib::Request& req, httplib::Response& res) {
       if (req.get_param_value("watch") != "1") {
         std::unique_lock<std::mutex> l(mu_);
@@ -209,6 +223,15 @@ class FakeApiServer {
     std::lock_guard<std::mutex> l(mu_);
     list_delay_ms_ = ms;
   }
+  // kubectl cordon / uncordon.
+  void SetCordoned(const std::string& node, bool on) {
+    std::lock_guard<std::mutex> l(mu_);
+    if (on) {
+      cordoned_.insert(node);
+    } else {
+      cordoned_.erase(node);
+    }
+  }
   // Every binding and pod GET answers `ms` late (the binding itself is made at once).
   void SetDelay(int ms) {
     std::lock_guard<std::mutex> l(mu_);
@@ -251,6 +274,7 @@ class FakeApiServer {
   std::condition_variable cv_;
   std::map<std::string, json> pods_;
   std::deque<json> events_;
+  std::set<std::string> cordoned_;
   BindMode mode_ = BindMode::kNormal;
   int binding_posts_ = 0, lists_ = 0, watches_ = 0, deletes_ = 0, rv_ = 100, list_delay_ms_ = 0, delay_ms_ = 0, gets_ = 0;
   bool stop_ = false;
@@ -290,7 +314,7 @@ class KubeTest : public ::testing::Test {
       kube_ = b->get();
       backend = std::move(b).value();
     }
-    auto d = Daemon::Create(hase::testing::SmallCluster(), hase::testing::SmallOracle(), o, nullptr, std::move(backend));
+    auto d = Daemon::Create(hase::testing::SmallCluster(), hase::testing::SmallOracle(), o, load_, std::move(backend));
     ASSERT_TRUE(d.ok()) << d.status().ToString();
     daemon_ = std::move(*d);
     ASSERT_TRUE(daemon_->Start().ok());
@@ -342,6 +366,7 @@ class KubeTest : public ::testing::Test {
   }
 
   FakeApiServer api_;
+  const telemetry::LoadSource* load_ = nullptr;  // the daemon's telemetry (none by default)
   std::unique_ptr<ApiServer> http_;
   int http_port_ = 0;
   std::string dir_;
@@ -730,9 +755,82 @@ TEST_F(KubeTest, CordonedNodeIsFilteredAndItsPodsKeepRunning) {
   ASSERT_EQ((*f)["Nodes"]["items"].size(), 1u) << f->dump();
   EXPECT_EQ((*f)["Nodes"]["items"][0]["metadata"]["name"], "b");
   EXPECT_NE((*f)["FailedNodes"].value("a", "").find("cordoned"), std::string::npos) << f->dump();
+  // hase's own view: the node list says a is cordoned (kubectl cordon a).
+  TaskSpec probe;
+  probe.model = "resnet50";
+  auto adv = daemon_->Advise(probe);
+  ASSERT_TRUE(adv.ok());
+  EXPECT_EQ(adv->node, "a");  // an A100 is free: a is the best node before the cordon
+  api_.SetCordoned("a", true);
+  ASSERT_TRUE(kube_->RefreshNodesOnce().ok());
+  EXPECT_FALSE(daemon_->AcceptsNewWork("a"));
+  adv = daemon_->Advise(probe);
+  ASSERT_TRUE(adv.ok()) << adv.status().ToString();
+  EXPECT_EQ(adv->node, "b");
+  // The NodeNames form (no Node objects) is filtered from hase's view too.
+  json names = Filter(MakePod("jobs", "after2", "uid-after2"));
+  EXPECT_EQ(names["NodeNames"], json({"b"})) << names.dump();
+  EXPECT_NE(names["FailedNodes"].value("a", "").find("cordoned"), std::string::npos) << names.dump();
+  // A bind to it (a race with the cordon) is refused and leaves nothing.
+  api_.AddPod(MakePod("jobs", "after2", "uid-after2"));
+  const std::string err = Bind("jobs", "after2", "uid-after2", "a");
+  EXPECT_NE(err.find("cordoned"), std::string::npos) << err;
+  EXPECT_FALSE(Task("uid-after2"));
+  // Its running pod keeps running.
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   EXPECT_EQ(Task("uid-before")->state, TaskState::kRunning);
   EXPECT_EQ(api_.deletes(), 0);
+  // Uncordoned: a takes work again.
+  api_.SetCordoned("a", false);
+  ASSERT_TRUE(kube_->RefreshNodesOnce().ok());
+  EXPECT_EQ(daemon_->Advise(probe)->node, "a");
+}
+
+
+// Issue #22 item 1 (Kubernetes): the device plugin, not hase, picks the GPU inside the node.
+// dcgm-exporter with its pod mapping labels the GPU the pod got (pod, namespace, container);
+// hase moves the task there, in state, journal and /v1/gpus, before the next pass.
+TEST_F(KubeTest, PodMovesToTheGpuDcgmExporterSaysItGot) {
+  hase::testing::HttpStub exporter;
+  exporter.SetBody("");
+  telemetry::DcgmScraperOptions so;
+  so.targets = {{exporter.Url(), "a"}};
+  so.timeout_s = 1;
+  telemetry::DcgmScraper scraper(so);
+  load_ = &scraper;
+  StartDaemon(true);
+  api_.AddPod(MakePod("jobs", "p", "uid-p"));
+  Filter(MakePod("jobs", "p", "uid-p"));
+  ASSERT_EQ(Bind("jobs", "p", "uid-p", "a"), "");
+  ASSERT_TRUE(Task("uid-p"));
+  const int chosen = Task("uid-p")->gpu_index, got = 1 - chosen;
+  // What dcgm-exporter --kubernetes serves: the pod's labels on the GPU it really got.
+  auto series = [](int gpu, const std::string& pod) {
+    const std::string labels = fmt::format(
+        "gpu=\"{}\",UUID=\"GPU-{}\",device=\"nvidia{}\",modelName=\"NVIDIA A100-SXM4-40GB\",Hostname=\"a\","
+        "container=\"{}\",namespace=\"{}\",pod=\"{}\"",
+        gpu, gpu, gpu, pod.empty() ? "" : "infer", pod.empty() ? "" : "jobs", pod);
+    return fmt::format("DCGM_FI_PROF_GR_ENGINE_ACTIVE{{{}}} {}\nDCGM_FI_PROF_DRAM_ACTIVE{{{}}} 0.2\n"
+                       "DCGM_FI_DEV_FB_USED{{{}}} {}\nDCGM_FI_DEV_FB_FREE{{{}}} {}\n",
+                       labels, pod.empty() ? "0" : "0.7", labels, labels, pod.empty() ? 0 : 2500, labels,
+                       pod.empty() ? 40960 : 38460);
+  };
+  exporter.SetBody(series(chosen, "") + series(got, "p"));
+  ASSERT_TRUE(scraper.ScrapeOnce().ok());
+  daemon_->RunPassForTest();
+  ASSERT_TRUE(Task("uid-p"));
+  EXPECT_EQ(Task("uid-p")->gpu_index, got);
+  EXPECT_EQ(Task("uid-p")->node, "a");
+  for (const GpuView& g : daemon_->Gpus()) {
+    if (g.node == "a") {
+      EXPECT_EQ(g.running, g.index == got ? 1 : 0) << g.label;
+    }
+  }
+  // The journal has it: a restart (without telemetry) puts it on the GPU it got.
+  load_ = nullptr;
+  StartDaemon(true);
+  EXPECT_EQ(Task("uid-p")->gpu_index, got);
+  EXPECT_EQ(Task("uid-p")->state, TaskState::kRunning);
 }
 
 }  // namespace

@@ -137,6 +137,11 @@ class Backend {
   // through the callback. Not an error when it already ended or was never launched.
   virtual void Cancel(int64_t task_id, int attempt) = 0;
 
+  // Whether `node` takes new work. False while the world outside hase keeps new work off it
+  // (Kubernetes: cordoned, spec.unschedulable) — what already runs there keeps running; the
+  // daemon neither advises nor binds anything new there. Default: true.
+  virtual bool AcceptsNewWork(const std::string& /*node*/) const { return true; }
+
   // The backend's own name for one GPU of catalog type `gpu_type` on `node`, for people and
   // for Slurm's job_submit.lua (Slurm: "gpu:a100:1"); "" when it has none.
   virtual std::string NativeResource(const std::string& /*node*/, const std::string& /*gpu_type*/) const {

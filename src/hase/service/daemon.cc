@@ -309,6 +309,7 @@ void Daemon::RefreshGpusLocked(double now) {
 
 void Daemon::PassLocked(double now) {
   state_.now_ms = ToMs(now);
+  FollowPodDevicesLocked(now);  // pods on the GPU they really got (daemon_external.cc)
   RefreshGpusLocked(now);
   // A journal that cannot take the last changes takes no placement either.
   if (!FlushUnsyncedLocked().ok()) return;

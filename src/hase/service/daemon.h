@@ -294,9 +294,11 @@ class Daemon {
   std::string DeclaredShapeText(const std::string& model) const;
 
   // --- For the Kubernetes extender (extender.h) ---
+  // Whether `node` takes new work (Backend::AcceptsNewWork: false while cordoned in Kubernetes).
+  bool AcceptsNewWork(const std::string& node) const;
   // Predicted completion (wall seconds) of `task` on each GPU of the cluster, or +inf where it
-  // cannot run (failed GPU, too little memory, no profile). Uses the policy's oracle and
-  // contention model on the live state.
+  // cannot run (failed GPU, too little memory, no profile, a node that takes no new work). Uses
+  // the policy's oracle and contention model on the live state.
   std::vector<double> PredictCompletion(const sched::Task& task) const;
   // OK when the oracle can price `task` on at least one GPU type of the cluster; otherwise the
   // oracle's error for the first type (e.g. NotFound: the model is not in the model directory).
@@ -350,6 +352,9 @@ class Daemon {
   void Loop();
   void PassLocked(double now);                       // requires mu_
   void RefreshGpusLocked(double now);                // requires mu_
+  // Moves each running pod's task to the GPU of its node that dcgm-exporter's pod labels say
+  // the pod got (the device plugin picks the device, not hase), in state and journal.
+  void FollowPodDevicesLocked(double now);           // requires mu_ (daemon_external.cc)
   void PromoteLocked(int gpu, double now, std::vector<int64_t>& changed);  // requires mu_
   void LaunchLocked(const std::vector<int64_t>& ids);                      // requires mu_
   LaunchRequest LaunchRequestLocked(const TaskRecord& r) const;             // requires mu_

@@ -6,9 +6,11 @@
 #include <optional>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "hase/service/daemon.h"
 #include "hase/service/daemon_internal.h"
+#include "hase/service/mig_telemetry.h"
 
 namespace hase::service {
 
@@ -59,9 +61,21 @@ Status Daemon::CheckPredictable(const sched::Task& task) const {
   return cycle.profile.empty() ? Status::NotFound("the cluster has no GPU types") : cycle.profile.front().status();
 }
 
+bool Daemon::AcceptsNewWork(const std::string& node) const {
+  return !backend_ || backend_->AcceptsNewWork(node);
+}
+
 std::vector<double> Daemon::PredictCompletion(const sched::Task& task) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return CompletionsLocked(task, CycleForLocked(task));
+  std::vector<double> c;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    c = CompletionsLocked(task, CycleForLocked(task));
+  }
+  // A cordoned node takes nothing new (backend.h AcceptsNewWork): not advised, not bound.
+  for (const sched::Gpu& g : cluster_.gpus) {
+    if (!AcceptsNewWork(g.node)) c[g.id] = internal::kInf;
+  }
+  return c;
 }
 
 Result<Advice> Daemon::Advise(const TaskSpec& submitted) const {
@@ -112,6 +126,10 @@ Result<TaskRecord> Daemon::BindExternal(const TaskSpec& spec, const std::string&
   int best = -1;
   for (const sched::Gpu& g : cluster_.gpus) {
     if (g.node == node && std::isfinite(completion[g.id]) && (best < 0 || completion[g.id] < completion[best])) best = g.id;
+  }
+  if (best < 0 && !AcceptsNewWork(node)) {
+    return Status::InvalidArgument(fmt::format("node {} is cordoned (spec.unschedulable): nothing new goes there", node),
+                                   "", "kube-scheduler retries the pod on another node");
   }
   if (best < 0) {
     return Status::InvalidArgument(fmt::format("no GPU of node {} can host {} now (memory, failed GPUs)", node, spec.model),
@@ -252,6 +270,46 @@ Result<TaskRecord> Daemon::RetryBindExternal(const TaskSpec& spec, const std::st
     LaunchLocked(changed);
   }
   return BindExternal(spec, node);
+}
+
+void Daemon::FollowPodDevicesLocked(double now) {
+  if (!load_ || !backend_ || !backend_->RunsPods()) return;
+  // Pod → the GPUs whose fresh DCGM series carry its pod labels.
+  std::map<std::string, std::vector<int>> seen;
+  for (const sched::Gpu& g : cluster_.gpus) {
+    std::optional<telemetry::GpuObservation> obs = LiveObservation(load_->table(), cluster_, mig_decls_, g.id, now);
+    if (!obs || obs->load.age_s > options_.load_max_age_s) continue;
+    for (const std::string& pod : obs->pods) seen[pod].push_back(g.id);
+  }
+  if (seen.empty()) return;
+  std::vector<int64_t> changed;
+  for (auto& [id, r] : tasks_) {
+    if (r.state != TaskState::kRunning || r.spec.pod.empty() || r.gpu < 0) continue;
+    auto it = seen.find(r.spec.pod);
+    if (it == seen.end() || std::find(it->second.begin(), it->second.end(), r.gpu) != it->second.end()) continue;
+    // The device plugin gave the pod another GPU of the node than the one hase predicted on.
+    int to = -1;
+    for (int g : it->second) {
+      if (cluster_.gpus[g].node == r.node && (to < 0 || g < to)) to = g;
+    }
+    if (to < 0) continue;  // a series of another node: a pod cannot change nodes
+    std::vector<sched::RunningTask>& from = state_.gpus[r.gpu].running;
+    auto rt = std::find_if(from.begin(), from.end(), [&](const sched::RunningTask& t) { return t.task_id == id; });
+    if (rt == from.end()) continue;
+    const int was = r.gpu, was_index = r.gpu_index;
+    state_.gpus[to].running.push_back(*rt);
+    from.erase(rt);
+    r.gpu = to;
+    r.gpu_index = cluster_.gpus[to].index;
+    policy_->OnGpuChanged(state_, was);
+    policy_->OnGpuChanged(state_, to);
+    options_.logger->info("move task={} pod={} node={} from_index={} to_index={} reason=\"dcgm-exporter reports the "
+                          "pod on that GPU (the device plugin's choice)\"",
+                          id, r.spec.pod, r.node, was_index, r.gpu_index);
+    changed.push_back(id);
+  }
+  (void)PersistLocked(changed);
+  if (!changed.empty()) dirty_ = true;
 }
 
 }  // namespace hase::service

@@ -231,7 +231,7 @@ Result<json> Extender::Filter(std::string_view body) {
     for (size_t i = 0; i < cands->names.size(); ++i) {
       const std::string& n = cands->names[i];
       auto it = c.find(n);
-      if (cands->full && Cordoned(cands->nodes[i])) {
+      if ((cands->full && Cordoned(cands->nodes[i])) || !daemon_.AcceptsNewWork(n)) {
         // kube-scheduler's NodeUnschedulable filter drops these first; hase agrees when asked.
         out["FailedNodes"][n] = "hase: node is cordoned (spec.unschedulable): nothing new is placed there";
         pass[i] = false;

@@ -19,7 +19,8 @@
 // HAMi) when present.
 //
 // Filter: a node fails (FailedAndUnresolvableNodes: preemption cannot help) when hase does
-// not know it or fewer than nvidia.com/gpu of its GPUs could ever host the task.
+// not know it or fewer than nvidia.com/gpu of its GPUs could ever host the task; it fails
+// (FailedNodes) while cordoned: spec.unschedulable in the Node sent, or Daemon::AcceptsNewWork.
 // Score: predicted completion C_n on node n (the k-th earliest over its GPUs for k GPUs, from
 // Daemon::PredictCompletion: oracle + contention model on live state), mapped as
 //   score_n = round(10 × (C_best − now) / (C_n − now)),

@@ -60,7 +60,44 @@ Status KubeBackend::Start(EndCallback on_end, NodeCallback /*on_node*/) {
     on_end_ = std::move(on_end);
   }
   watcher_->Start();
+  if (options_.node_poll_s > 0) {
+    node_thread_ = std::thread([this] {
+      std::unique_lock<std::mutex> lock(mu_);
+      while (started_) {
+        lock.unlock();
+        if (Status s = RefreshNodesOnce(); !s.ok()) spdlog::warn("kubernetes: {} (cordons as last seen)", s.ToString());
+        lock.lock();
+        node_cv_.wait_for(lock, std::chrono::duration<double>(options_.node_poll_s), [this] { return !started_; });
+      }
+    });
+  }
   return Status::OK();
+}
+
+Status KubeBackend::RefreshNodesOnce() {
+  HASE_ASSIGN_OR_RETURN(json list, client_.ListNodes());
+  std::set<std::string> cordoned;
+  for (const json& n : list["items"]) {
+    const json* spec = n.is_object() && n.contains("spec") ? &n["spec"] : nullptr;
+    const json* u = spec && spec->is_object() && spec->contains("unschedulable") ? &(*spec)["unschedulable"] : nullptr;
+    if (u && u->is_boolean() && u->get<bool>()) {
+      cordoned.insert(Field(n, "metadata", "name"));
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const std::string& n : cordoned) {
+    if (!cordoned_.count(n)) spdlog::info("kubernetes: node {} is cordoned: nothing new goes there; its pods keep running", n);
+  }
+  for (const std::string& n : cordoned_) {
+    if (!cordoned.count(n)) spdlog::info("kubernetes: node {} is uncordoned", n);
+  }
+  cordoned_ = std::move(cordoned);
+  return Status::OK();
+}
+
+bool KubeBackend::AcceptsNewWork(const std::string& node) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return !cordoned_.count(node);
 }
 
 void KubeBackend::Stop() {
@@ -69,6 +106,8 @@ void KubeBackend::Stop() {
     if (!started_) return;
     started_ = false;
   }
+  node_cv_.notify_all();
+  if (node_thread_.joinable()) node_thread_.join();
   watcher_->Stop();
 }
 

@@ -150,6 +150,18 @@ Status KubeClient::DeletePod(std::string_view ns, std::string_view name, std::st
   return Status::IO(fmt::format("DELETE pod {}/{}: {} {}", ns, name, res->status, ApiMessage(*res)));
 }
 
+Result<json> KubeClient::ListNodes() const {
+  HASE_ASSIGN_OR_RETURN(auto cli, Connect(base_, options_, options_.timeout_s));
+  auto res = cli->Get("/api/v1/nodes");
+  if (!res) return Status::IO(fmt::format("list nodes: {}", httplib::to_string(res.error())));
+  if (res->status != 200) return Status::IO(fmt::format("list nodes: {} {}", res->status, ApiMessage(*res)));
+  json list = json::parse(res->body, nullptr, false);
+  if (!list.is_object() || !list.contains("items") || !list["items"].is_array()) {
+    return Status::Parse("list nodes: the answer is not a v1.NodeList");
+  }
+  return list;
+}
+
 Result<json> KubeClient::ListPods(std::string_view label_selector) const {
   std::string path = "/api/v1/pods";
   if (!label_selector.empty()) path += "?labelSelector=" + telemetry::UrlEncode(label_selector);

@@ -6,6 +6,7 @@
 //   GET  /api/v1/namespaces/{ns}/pods/{name}            v1.Pod
 //   DELETE /api/v1/namespaces/{ns}/pods/{name}?preconditions… (body v1.DeleteOptions) → 200/202
 //   GET  /api/v1/pods[?labelSelector=…]                 v1.PodList (metadata.resourceVersion)
+//   GET  /api/v1/nodes                                   v1.NodeList (cordons: spec.unschedulable)
 //   GET  /api/v1/pods?watch=1&resourceVersion=RV&allowWatchBookmarks=true&timeoutSeconds=N
 //        a stream of newline-separated watch events {"type":"ADDED|MODIFIED|DELETED|BOOKMARK|
 //        ERROR","object":{…}}; an ERROR event with a v1.Status code 410 means "re-list".
@@ -76,6 +77,10 @@ class KubeClient {
   // another UID (409: nothing of ours to delete). Errors: InvalidArgument (bad name), IO with
   // the API server's status and message otherwise.
   Status DeletePod(std::string_view ns, std::string_view name, std::string_view uid) const;
+
+  // GET /api/v1/nodes: the v1.NodeList (spec.unschedulable marks a cordon). Errors: IO (with
+  // the API server's message), Parse (not a NodeList).
+  Result<nlohmann::json> ListNodes() const;
 
   // GET /api/v1/pods (all namespaces), optionally with a label selector. Returns the v1.PodList.
   // Errors: IO (with the API server's message), Parse (not a PodList).

@@ -193,7 +193,12 @@ json TaskSpecToJson(const TaskSpec& s) {
 }
 
 std::string TaskSpecDifference(const TaskSpec& stored, const TaskSpec& sent) {
-  const json a = TaskSpecToJson(stored), b = TaskSpecToJson(sent);
+  // A row journalled before input_shape existed ("input_size":224 alone) is the 3x224x224 task.
+  auto normal = [](TaskSpec s) {
+    if (s.input_shape.empty() && s.input_size > 0) s.input_shape = {3, s.input_size, s.input_size};
+    return s;
+  };
+  const json a = TaskSpecToJson(normal(stored)), b = TaskSpecToJson(normal(sent));
   std::string out;
   auto shown = [](const json& v) {
     std::string d = v.dump(-1, ' ', false, json::error_handler_t::replace);
