@@ -120,6 +120,9 @@ TEST(LivePlan, HandComputedPlanEtaAndCriticalPath) {
   EXPECT_NEAR(plan->critical_path[3].end_s - T, 40.0, 1e-6);
   EXPECT_EQ(plan->critical_gpu.node, "a");
   EXPECT_EQ(plan->running, 2);
+  // A pass that changes nothing keeps the plan (DaemonOptions::plan_refresh_s).
+  d->RunPassForTest();
+  EXPECT_EQ(d->Plan(), plan);
 
   // Task 1 ends at T+10 as predicted: 2 starts; the rest of the plan holds.
   clock.now = T + 10;
