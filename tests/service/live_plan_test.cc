@@ -14,6 +14,7 @@
 
 #include "../telemetry/http_stub.h"
 #include "hase/base/iso_time.h"
+#include "hase/sched/registry.h"
 #include "hase/service/api_server.h"
 #include "hase/service/daemon.h"
 #include "hase/service/extender.h"
@@ -137,6 +138,35 @@ TEST(LivePlan, HandComputedPlanEtaAndCriticalPath) {
   EXPECT_NEAR(plan->eta_s - T, 40.0, 1e-6);
   d.reset();
   std::filesystem::remove_all(dir);
+}
+
+// Every policy of the registry plans: a GPU, a finite start and end for each queued task, an
+// ETA no earlier than any of them.
+TEST(LivePlan, EveryPolicyPlansEveryQueuedTask) {
+  for (const std::string& policy : sched::PolicyNames()) {
+    SCOPED_TRACE(policy);
+    const std::string dir = hase::testing::FreshDir("planpol");
+    FakeClock clock;
+    DaemonOptions o = Opts(dir, clock);
+    o.policy = policy;
+    auto made = Daemon::Create(TwoGpus(), Table(), o, nullptr);
+    ASSERT_TRUE(made.ok()) << made.status().ToString();
+    std::unique_ptr<Daemon> d = std::move(*made);
+    ASSERT_TRUE(d->Start().ok());
+    for (int i = 0; i < 6; ++i) ASSERT_TRUE(d->Submit(Resnet()).ok());
+    d->RunPassForTest();
+    std::shared_ptr<const LiveQueuePlan> plan = d->Plan();
+    ASSERT_TRUE(plan);
+    EXPECT_TRUE(std::isfinite(plan->eta_s));
+    for (const PlanEntry& e : plan->tasks) {
+      EXPECT_GE(e.gpu.id, 0) << e.task_id << ": " << e.reason.text;
+      EXPECT_TRUE(std::isfinite(e.start_s) && std::isfinite(e.end_s)) << e.task_id << ": " << e.reason.text;
+      EXPECT_LE(e.end_s, plan->eta_s + 1e-6);
+      EXPECT_FALSE(e.reason.text.empty());
+    }
+    d.reset();
+    std::filesystem::remove_all(dir);
+  }
 }
 
 // The budget cut short: the forward run stops after its first pass and the waiting tasks are
