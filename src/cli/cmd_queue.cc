@@ -68,7 +68,7 @@ int Run(const QueueFlags& f) {
     return Fail(Status::InvalidArgument("must be table or json, not '" + f.format + "'", "--format"));
   }
   httplib::Client client(f.url);
-  if (!client.is_valid()) {
+  if (!client.is_valid() || (f.url.rfind("http://", 0) != 0 && f.url.rfind("https://", 0) != 0)) {
     return Fail(Status::InvalidArgument("'" + f.url + "' is not a URL", "--url", "write it as http://HOST:PORT"));
   }
   client.set_connection_timeout(5);

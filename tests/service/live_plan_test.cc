@@ -14,6 +14,7 @@
 
 #include "../telemetry/http_stub.h"
 #include "hase/base/iso_time.h"
+#include "hase/sched/registry.h"
 #include "hase/service/api_server.h"
 #include "hase/service/daemon.h"
 #include "hase/service/extender.h"
@@ -120,6 +121,9 @@ TEST(LivePlan, HandComputedPlanEtaAndCriticalPath) {
   EXPECT_NEAR(plan->critical_path[3].end_s - T, 40.0, 1e-6);
   EXPECT_EQ(plan->critical_gpu.node, "a");
   EXPECT_EQ(plan->running, 2);
+  // A pass that changes nothing keeps the plan (DaemonOptions::plan_refresh_s).
+  d->RunPassForTest();
+  EXPECT_EQ(d->Plan(), plan);
 
   // Task 1 ends at T+10 as predicted: 2 starts; the rest of the plan holds.
   clock.now = T + 10;
@@ -132,6 +136,98 @@ TEST(LivePlan, HandComputedPlanEtaAndCriticalPath) {
   EXPECT_NEAR(plan->tasks[0].start_s - T, 20.0, 1e-6);
   EXPECT_NEAR(plan->tasks[1].end_s - T, 40.0, 1e-6);
   EXPECT_NEAR(plan->eta_s - T, 40.0, 1e-6);
+  d.reset();
+  std::filesystem::remove_all(dir);
+}
+
+// Every policy of the registry plans: a GPU, a finite start and end for each queued task, an
+// ETA no earlier than any of them.
+TEST(LivePlan, EveryPolicyPlansEveryQueuedTask) {
+  for (const std::string& policy : sched::PolicyNames()) {
+    SCOPED_TRACE(policy);
+    const std::string dir = hase::testing::FreshDir("planpol");
+    FakeClock clock;
+    DaemonOptions o = Opts(dir, clock);
+    o.policy = policy;
+    auto made = Daemon::Create(TwoGpus(), Table(), o, nullptr);
+    ASSERT_TRUE(made.ok()) << made.status().ToString();
+    std::unique_ptr<Daemon> d = std::move(*made);
+    ASSERT_TRUE(d->Start().ok());
+    for (int i = 0; i < 6; ++i) ASSERT_TRUE(d->Submit(Resnet()).ok());
+    d->RunPassForTest();
+    std::shared_ptr<const LiveQueuePlan> plan = d->Plan();
+    ASSERT_TRUE(plan);
+    EXPECT_TRUE(std::isfinite(plan->eta_s));
+    for (const PlanEntry& e : plan->tasks) {
+      EXPECT_GE(e.gpu.id, 0) << e.task_id << ": " << e.reason.text;
+      EXPECT_TRUE(std::isfinite(e.start_s) && std::isfinite(e.end_s)) << e.task_id << ": " << e.reason.text;
+      EXPECT_LE(e.end_s, plan->eta_s + 1e-6);
+      EXPECT_FALSE(e.reason.text.empty());
+    }
+    d.reset();
+    std::filesystem::remove_all(dir);
+  }
+}
+
+// The budget cut short: the forward run stops after its first pass and the waiting tasks are
+// list-scheduled behind what the GPUs' timelines hold — here the same figures as the exact plan
+// (A100 free at T+10, T4 at T+35: 2, 3, 5 each end earliest on the A100), marked not exact.
+TEST(LivePlan, BudgetReachedExtrapolatesAndSaysSo) {
+  const std::string dir = hase::testing::FreshDir("planbudget");
+  FakeClock clock;
+  const double T = clock.now;
+  DaemonOptions o = Opts(dir, clock);
+  o.plan_budget_ms = 1e-9;
+  auto made = Daemon::Create(TwoGpus(), Table(), o, nullptr);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  std::unique_ptr<Daemon> d = std::move(*made);
+  ASSERT_TRUE(d->Start().ok());
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(d->Submit(Resnet()).ok());
+  d->RunPassForTest();
+  std::shared_ptr<const LiveQueuePlan> plan = d->Plan();
+  ASSERT_TRUE(plan);
+  EXPECT_FALSE(plan->complete);
+  ASSERT_EQ(plan->tasks.size(), 3u);
+  for (int k = 0; k < 3; ++k) {
+    const PlanEntry& e = plan->tasks[k];
+    SCOPED_TRACE(e.task_id);
+    EXPECT_FALSE(e.exact);
+    EXPECT_EQ(e.gpu.id, 0);
+    EXPECT_NEAR(e.start_s - T, 10.0 * (k + 1), 1e-6);
+    EXPECT_NEAR(e.end_s - T, 10.0 * (k + 2), 1e-6);
+    EXPECT_EQ(e.reason.kind, "extrapolated");
+    EXPECT_NE(e.reason.text.find("beyond the plan's budget"), std::string::npos) << e.reason.text;
+  }
+  EXPECT_NEAR(plan->eta_s - T, 40.0, 1e-6);
+  EXPECT_EQ(PlannedJson(plan->tasks[0])["source"], "extrapolated");
+  d.reset();
+  std::filesystem::remove_all(dir);
+}
+
+// Only failed GPUs could host it: the reason says so (not "can never run").
+TEST(LivePlan, FailedGpusReason) {
+  const std::string dir = hase::testing::FreshDir("planfail");
+  FakeClock clock;
+  auto made = Daemon::Create(hase::testing::SmallCluster(), hase::testing::SmallOracle(), Opts(dir, clock), nullptr);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  std::unique_ptr<Daemon> d = std::move(*made);
+  ASSERT_TRUE(d->Start().ok());
+  ASSERT_TRUE(d->MarkGpuFailed(0, "XID 79").ok());
+  ASSERT_TRUE(d->MarkGpuFailed(1, "XID 79").ok());
+  TaskSpec big;
+  big.model = "bigmodel";  // 30 000 MiB: only the (failed) A100s
+  big.num_batches = 10;
+  auto t = d->Submit(big);
+  ASSERT_TRUE(t.ok());
+  d->RunPassForTest();
+  const TaskRecord r = *d->Get(t->record.id);
+  ASSERT_EQ(r.state, TaskState::kQueued);
+  EXPECT_EQ(r.reason, "no healthy GPU can host it now: it waits for a failed GPU to recover");
+  const PlanEntry* e = d->Plan()->Find(t->record.id);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->reason.kind, "failed_gpus");
+  EXPECT_EQ(e->reason.text, "only failed GPUs can host it (needs 30000 MiB): waits for them to recover");
+  EXPECT_FALSE(std::isfinite(e->start_s));
   d.reset();
   std::filesystem::remove_all(dir);
 }

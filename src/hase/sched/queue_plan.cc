@@ -382,10 +382,19 @@ Result<QueuePlan> Planner::Go() {
   for (size_t g = 0; g < state_.gpus.size(); ++g) Rerate(static_cast<int>(g), now);
   HASE_RETURN_IF_ERROR(Pass(now, /*first=*/true));
   bool stopped = false;
-  while (!ends_.empty()) {
+  while (true) {
     if (OverBudget()) {
       stopped = true;
       break;
+    }
+    if (ends_.empty()) {
+      if (waiting_.empty()) break;
+      // Nothing left running: one more chance, every task deciding afresh (as the simulator
+      // gives); what still cannot start is stuck (memory held outside hase, failed GPUs).
+      memo_.clear();
+      HASE_RETURN_IF_ERROR(Pass(state_.now_ms, /*first=*/false));
+      if (ends_.empty()) break;
+      continue;
     }
     const double t = ends_.top().t;
     bool happened = false;
@@ -399,20 +408,7 @@ Result<QueuePlan> Planner::Go() {
     }
     if (happened && !waiting_.empty()) HASE_RETURN_IF_ERROR(Pass(t, /*first=*/false));
   }
-  if (stopped) {
-    Extrapolate(state_.now_ms);
-  } else if (!waiting_.empty()) {
-    // Nothing left running: one last chance (as the simulator gives), then they are stuck.
-    HASE_RETURN_IF_ERROR(Pass(state_.now_ms, false));
-    while (!ends_.empty()) {  // what that pass started
-      const End e = ends_.top();
-      ends_.pop();
-      if (e.version == version_[e.gpu]) {
-        state_.now_ms = std::max(state_.now_ms, e.t);
-        Advance(e.gpu, e.t);
-      }
-    }
-  }
+  if (stopped) Extrapolate(state_.now_ms);
   std::sort(placed_ids.begin(), placed_ids.end());
   for (int id : placed_ids) {
     const Span& s = span_[id];

@@ -377,6 +377,9 @@ void Daemon::PassLocked(double now) {
       }
       case sched::Decision::Kind::kWait:
         metrics_.ObserveDecision("wait", secs);
+        if (dec.gpu >= 0) {  // the GPU it waits for, by node name and the node's own index
+          dec.reason += fmt::format(" (GPU {}/{})", cluster_.gpus[dec.gpu].node, cluster_.gpus[dec.gpu].index);
+        }
         if (r.reason != dec.reason) {
           options_.logger->debug("wait task={} model={} reason=\"{}\"", id, r.spec.model, dec.reason);
         }

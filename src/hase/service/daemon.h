@@ -135,6 +135,10 @@ struct DaemonOptions {
   // The live plan (live_plan.h) made after every pass: the most wall time its forward run of
   // the policy may take, ms (queued tasks beyond it are list-scheduled estimates). 0 = no plan.
   double plan_budget_ms = 250;
+  // A pass that changed nothing the plan reads (queue, what runs or is bound where, reservations,
+  // failures, live memory and load) keeps the last plan until it is this old, s (running tasks
+  // that keep to their predictions keep it true; overruns show at the latest then).
+  double plan_refresh_s = 10;
   // Tests pass a fake clock; default telemetry::WallClockSeconds.
   std::function<double()> now_s;
   // Structured decision log (info: one line per placement; debug: per wait/reject). Null: none.
@@ -459,6 +463,8 @@ class Daemon {
   std::map<int64_t, PlacementWhy> why_;             // guarded by mu_, placed tasks
   std::shared_ptr<const LiveQueuePlan> plan_;       // guarded by mu_: the last pass's plan
   uint64_t plan_seq_ = 0;                           // guarded by mu_: plans started
+  uint64_t plan_signature_ = 0;                     // guarded by mu_: what the last plan read
+  double plan_made_s_ = -1e300;                     // guarded by mu_: when (wall s)
   std::set<int64_t> binding_;  // guarded by mu_: pods BindExternal is binding now
   std::map<int64_t, LaunchRequest> pending_launches_;  // guarded by mu_: journalled running, not launched
   bool dirty_ = true;                               // guarded by mu_: a pass is due

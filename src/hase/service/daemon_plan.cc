@@ -1,6 +1,7 @@
 // The daemon's live plan (live_plan.h): made after every pass from a copy of the state, and the
 // reasons of memory waits. Part of Daemon (daemon.h).
 #include <algorithm>
+#include <cstring>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -11,8 +12,37 @@
 
 namespace hase::service {
 
+namespace {
+
+// FNV-1a over the numbers a plan reads.
+struct Signature {
+  uint64_t h = 1469598103934665603ull;
+  void Add(double v) {
+    uint64_t bits = 0;
+    std::memcpy(&bits, &v, sizeof bits);
+    for (int i = 0; i < 8; ++i) h = (h ^ ((bits >> (8 * i)) & 0xff)) * 1099511628211ull;
+  }
+};
+
+}  // namespace
+
 void Daemon::PlanLocked(std::unique_lock<std::mutex>& lock) {
   if (options_.plan_budget_ms <= 0) return;
+  Signature sig;
+  for (const QueueKey& k : queue_) sig.Add(static_cast<double>(std::get<3>(k)));
+  sig.Add(-1);
+  for (const sched::GpuState& g : state_.gpus) {
+    for (const sched::RunningTask& rt : g.running) sig.Add(rt.task_id);
+    sig.Add(-2);
+    for (const sched::QueuedTask& q : g.queued) sig.Add(q.task_id);
+    sig.Add(g.reservation ? g.reservation->task_id : -3);
+    sig.Add(g.memory_mib);
+    sig.Add(g.background.EffectiveSmActive());
+  }
+  const double now = Now();
+  if (plan_ && sig.h == plan_signature_ && now - plan_made_s_ < options_.plan_refresh_s) return;
+  plan_signature_ = sig.h;
+  plan_made_s_ = now;
   LivePlanInput in;
   in.state = std::make_unique<sched::ClusterState>(state_);
   in.queue.reserve(queue_.size());

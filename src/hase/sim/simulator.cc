@@ -562,6 +562,10 @@ Result<SimResult> Sim::Go() {
     // An instant where nothing happened changes no GPU and adds no task: no pass (most
     // completion events go stale, as every start or end on a GPU re-prices its tasks).
     if (happened && !queue_.empty()) HASE_RETURN_IF_ERROR(Pass());
+    if (happened && options_.after_instant) {
+      const std::vector<int> waiting(queue_.begin(), queue_.end());
+      options_.after_instant(state_, waiting);
+    }
   }
   for (size_t g = 0; g < cluster_.gpus.size(); ++g) {
     if (busy_since_[g] >= 0) result_.gpu_busy_ms[g] += state_.now_ms - busy_since_[g];

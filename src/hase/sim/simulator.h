@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,11 @@ namespace hase::sim {
 struct SimOptions {
   bool show_progress = false;      // a progress bar on stderr (long runs)
   bool measure_decisions = true;   // wall-clock time of every Policy::Schedule call
+  // Called after every instant where a task arrived or ended (after its pass) with the policy's
+  // view of the GPUs (observed progress included) and the ids of the tasks still waiting in the
+  // central queue, in queue order: for plans made during a run (bench/plan_accuracy). Must not
+  // keep references. Null: none.
+  std::function<void(const sched::ClusterState&, const std::vector<int>&)> after_instant;
 };
 
 struct TaskOutcome {

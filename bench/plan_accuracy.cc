@@ -1,0 +1,190 @@
+// How far the live plan's word is from what happens (issue #23 item 3, first part): the
+// embedded default cluster and workload (`hase simulate`'s), every task submitted at t = 0 as one
+// queue, planned by sched::PlanQueue (the daemon's live plan, `hase` policy) and then run in the
+// simulator under a truth that differs from the prediction (`--truth analytic --seed N`: each
+// isolated runtime × a seeded lognormal error, σ = 0.15, pairwise interference noise σ = 0.185).
+//
+//   build/bench/plan_accuracy [--seeds 1-5] [--models DIR]
+//
+// Prints, per seed: the queue ETA at t = 0 against the simulated makespan, and the relative
+// error of every task's predicted finish (|predicted − real| / real, times from t = 0) as median
+// and p90; then the median over seeds. Seed 0 is the check "truth = prediction" (perfect): the
+// plan and the simulation must then agree exactly.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "hase/hw/gpu_catalog.h"
+#include "hase/sched/cluster_file.h"
+#include "hase/sched/queue_plan.h"
+#include "hase/sched/registry.h"
+#include "hase/sched/workload_file.h"
+#include "hase/sim/analytic_truth.h"
+#include "hase/sim/defaults.h"
+#include "hase/sim/predictor_oracle.h"
+#include "hase/sim/simulator.h"
+
+namespace {
+
+using namespace hase;
+
+// The predictor priced once per (profile key, GPU type), as RunExperiment's latency table.
+class CachedOracle final : public sched::LatencyOracle {
+ public:
+  explicit CachedOracle(std::shared_ptr<const sched::LatencyOracle> inner) : inner_(std::move(inner)) {}
+  Result<sched::TaskProfile> Profile(const sched::Task& task, const sched::GpuType& type) const override {
+    const std::string key = sched::ProfileKey(task) + "|" + type.name;
+    auto it = cache_.find(key);
+    if (it == cache_.end()) it = cache_.emplace(key, inner_->Profile(task, type)).first;
+    return it->second;
+  }
+  const sched::ContentionModel& contention() const override { return inner_->contention(); }
+
+ private:
+  std::shared_ptr<const sched::LatencyOracle> inner_;
+  mutable std::map<std::string, Result<sched::TaskProfile>> cache_;
+};
+
+double Quantile(std::vector<double> v, double q) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(pos));
+  const size_t hi = std::min(v.size() - 1, lo + 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+struct Row {
+  uint64_t seed = 0;
+  double eta_s = 0, makespan_s = 0, eta_err = 0, finish_median = 0, finish_p90 = 0;
+  double eta_err_at[3] = {NAN, NAN, NAN};  // ETA error of the plan made at 25 / 50 / 75 % of the run
+};
+
+// Runs the workload in the simulator under the analytic truth (seed 0: perfect) and, after
+// every instant, makes the live plan from the simulator's state (the policy's view, with the
+// progress it observed) as the daemon would: the ETA then, and each task's predicted finish at
+// the instant it was submitted.
+Result<Row> RunSeed(const sched::Cluster& cluster, const std::vector<sched::Task>& tasks,
+                    std::shared_ptr<const sched::LatencyOracle> oracle, uint64_t seed) {
+  sched::PolicyConfig pc;
+  pc.oracle = oracle;
+  pc.cluster = &cluster;
+  std::vector<double> predicted_end(tasks.size(), NAN);
+  std::vector<std::pair<double, double>> etas;  // (plan time, ETA), ms
+  Status hook_error = Status::OK();
+  sim::SimOptions so;
+  so.measure_decisions = false;
+  so.after_instant = [&](const sched::ClusterState& state, const std::vector<int>& waiting) {
+    if (!hook_error.ok()) return;
+    std::vector<sched::Task> queue;
+    for (int id : waiting) queue.push_back(tasks[id]);
+    Result<std::unique_ptr<sched::Policy>> policy = sched::MakePolicy("hase", pc);
+    if (!policy.ok()) return void(hook_error = policy.status());
+    sched::QueuePlanOptions po;
+    po.budget_ms = 1e12;  // exact: the accuracy of the plan, not of the budget's extrapolation
+    Result<sched::QueuePlan> plan = sched::PlanQueue(state, **policy, queue, po);
+    if (!plan.ok()) return void(hook_error = plan.status());
+    etas.emplace_back(state.now_ms, plan->eta_ms);
+    auto record = [&](int id, double end_ms) {
+      if (std::isnan(predicted_end[id]) && tasks[id].arrival_ms <= state.now_ms + 1e-6) predicted_end[id] = end_ms;
+    };
+    for (const sched::PlannedTask& p : plan->tasks) record(p.task_id, p.end_ms);
+    for (const sched::PlannedPlaced& p : plan->placed) record(p.task_id, p.end_ms);
+  };
+  HASE_ASSIGN_OR_RETURN(std::unique_ptr<sched::Policy> policy, sched::MakePolicy("hase", pc));
+  sim::AnalyticTruthOptions ao;
+  ao.seed = seed;
+  if (seed == 0) ao.sigma = ao.pair_sigma = 0;  // perfect: truth = prediction
+  sim::AnalyticTruth truth(oracle, ao);
+  HASE_ASSIGN_OR_RETURN(sim::SimResult real, sim::Simulate(cluster, tasks, *policy, truth, so));
+  HASE_RETURN_IF_ERROR(hook_error);
+  Row row;
+  row.seed = seed;
+  row.makespan_s = real.makespan_ms / 1000.0;
+  row.eta_s = etas.empty() ? NAN : etas.front().second / 1000.0;
+  row.eta_err = std::abs(row.eta_s - row.makespan_s) / row.makespan_s;
+  for (int k = 0; k < 3; ++k) {
+    const double at = (k + 1) * 0.25 * real.makespan_ms;
+    for (const auto& [t, eta] : etas) {
+      if (t >= at) {
+        row.eta_err_at[k] = std::abs(eta - real.makespan_ms) / real.makespan_ms;
+        break;
+      }
+    }
+  }
+  std::vector<double> finish_err;
+  for (const sched::Task& t : tasks) {
+    const sim::TaskOutcome& o = real.tasks[t.id];
+    if (o.rejected || !std::isfinite(predicted_end[t.id]) || o.end_ms <= t.arrival_ms) continue;
+    // Relative to the time from submission to the real finish (the wait + run a user sees).
+    finish_err.push_back(std::abs(predicted_end[t.id] - o.end_ms) / (o.end_ms - t.arrival_ms));
+  }
+  row.finish_median = Quantile(finish_err, 0.5);
+  row.finish_p90 = Quantile(finish_err, 0.9);
+  return row;
+}
+
+int Main(int argc, char** argv) {
+  std::string models = std::string(HASE_BENCH_SOURCE_DIR) + "/models";
+  uint64_t first = 1, last = 5;
+  bool queue_at_zero = true;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--models" && i + 1 < argc) {
+      models = argv[++i];
+    } else if (a == "--arrivals" && i + 1 < argc && (std::string(argv[i + 1]) == "queue" || std::string(argv[i + 1]) == "workload")) {
+      queue_at_zero = std::string(argv[++i]) == "queue";
+    } else if (a == "--seeds" && i + 1 < argc) {
+      const std::string v = argv[++i];
+      const size_t dash = v.find('-');
+      first = std::stoull(v.substr(0, dash));
+      last = dash == std::string::npos ? first : std::stoull(v.substr(dash + 1));
+    } else {
+      std::fprintf(stderr, "usage: plan_accuracy [--seeds A-B] [--arrivals queue|workload] [--models DIR]\n");
+      return 2;
+    }
+  }
+  auto catalog = GpuCatalog::Builtin();
+  if (!catalog.ok()) return std::fprintf(stderr, "%s\n", catalog.status().ToString().c_str()), 1;
+  auto cluster = sched::ParseClusterYaml(sim::DefaultClusterYaml(), "<default cluster>", *catalog);
+  auto tasks = sched::ParseWorkloadYaml(sim::DefaultWorkloadYaml(), "<default workload>");
+  if (!cluster.ok() || !tasks.ok()) return std::fprintf(stderr, "default cluster/workload did not parse\n"), 1;
+  if (queue_at_zero) {
+    for (sched::Task& t : *tasks) t.arrival_ms = 0;  // one queue, submitted at t = 0
+  }
+  sim::PredictorOracleOptions po;
+  po.models_dir = models;
+  auto oracle = std::make_shared<CachedOracle>(std::make_shared<sim::PredictorOracle>(*catalog, po));
+  std::printf("arrivals: %s\n\n", queue_at_zero ? "all 200 tasks submitted at t = 0" : "the workload's own (0-64 s)");
+  std::printf("| seed | ETA at t=0 (s) | real makespan (s) | ETA error at 0 / 25 / 50 / 75 %% of the run | "
+              "per-task finish error at submit: median | p90 |\n|---|---|---|---|---|---|\n");
+  std::vector<double> eta_errs, med, p90;
+  for (uint64_t seed = 0; seed <= last; ++seed) {
+    if (seed != 0 && seed < first) continue;
+    Result<Row> r = RunSeed(*cluster, *tasks, oracle, seed);
+    if (!r.ok()) return std::fprintf(stderr, "%s\n", r.status().ToString().c_str()), 1;
+    std::printf("| %s | %.1f | %.1f | %.2f / %.2f / %.2f / %.2f %% | %.2f %% | %.2f %% |\n",
+                seed == 0 ? "perfect" : std::to_string(seed).c_str(), r->eta_s, r->makespan_s, 100 * r->eta_err,
+                100 * r->eta_err_at[0], 100 * r->eta_err_at[1], 100 * r->eta_err_at[2], 100 * r->finish_median,
+                100 * r->finish_p90);
+    if (seed == 0) continue;
+    eta_errs.push_back(r->eta_err);
+    med.push_back(r->finish_median);
+    p90.push_back(r->finish_p90);
+  }
+  std::printf("| median over seeds %llu-%llu | | | %.2f %% (at 0; p90 %.2f %%) | %.2f %% | %.2f %% |\n",
+              static_cast<unsigned long long>(first), static_cast<unsigned long long>(last),
+              100 * Quantile(eta_errs, 0.5), 100 * Quantile(eta_errs, 0.9), 100 * Quantile(med, 0.5),
+              100 * Quantile(p90, 0.5));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return Main(argc, argv); }
