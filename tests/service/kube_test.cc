@@ -764,6 +764,11 @@ TEST_F(KubeTest, CordonedNodeIsFilteredAndItsPodsKeepRunning) {
   api_.SetCordoned("a", true);
   ASSERT_TRUE(kube_->RefreshNodesOnce().ok());
   EXPECT_FALSE(daemon_->AcceptsNewWork("a"));
+  // Reported drained: the daemon's own GPUs on a take no REST task either (GET /v1/gpus).
+  for (const GpuView& g : daemon_->Gpus()) {
+    EXPECT_EQ(g.drained, g.node == "a") << g.label;
+    if (g.node == "a") EXPECT_NE(g.health_reason.find("cordoned"), std::string::npos) << g.health_reason;
+  }
   adv = daemon_->Advise(probe);
   ASSERT_TRUE(adv.ok()) << adv.status().ToString();
   EXPECT_EQ(adv->node, "b");
@@ -783,6 +788,7 @@ TEST_F(KubeTest, CordonedNodeIsFilteredAndItsPodsKeepRunning) {
   // Uncordoned: a takes work again.
   api_.SetCordoned("a", false);
   ASSERT_TRUE(kube_->RefreshNodesOnce().ok());
+  for (const GpuView& g : daemon_->Gpus()) EXPECT_FALSE(g.drained) << g.label;
   EXPECT_EQ(daemon_->Advise(probe)->node, "a");
 }
 

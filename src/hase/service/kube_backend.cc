@@ -52,12 +52,13 @@ KubeBackend::KubeBackend(KubeClient client, KubeBackendOptions options)
       [this](const WatchedPod& pod, const TaskEnd& end) { Ended(pod, end); });
 }
 
-Status KubeBackend::Start(EndCallback on_end, NodeCallback /*on_node*/) {
+Status KubeBackend::Start(EndCallback on_end, NodeCallback on_node) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (started_) return Status::OK();
     started_ = true;
     on_end_ = std::move(on_end);
+    on_node_ = std::move(on_node);
   }
   watcher_->Start();
   if (options_.node_poll_s > 0) {
@@ -84,14 +85,31 @@ Status KubeBackend::RefreshNodesOnce() {
       cordoned.insert(Field(n, "metadata", "name"));
     }
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  for (const std::string& n : cordoned) {
-    if (!cordoned_.count(n)) spdlog::info("kubernetes: node {} is cordoned: nothing new goes there; its pods keep running", n);
+  std::vector<std::pair<std::string, NodeCondition>> changes;
+  NodeCallback on_node;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const std::string& n : cordoned) {
+      if (cordoned_.count(n)) continue;
+      spdlog::info("kubernetes: node {} is cordoned: nothing new goes there; its pods keep running", n);
+      changes.emplace_back(n, NodeCondition::kDrained);
+    }
+    for (const std::string& n : cordoned_) {
+      if (cordoned.count(n)) continue;
+      spdlog::info("kubernetes: node {} is uncordoned", n);
+      changes.emplace_back(n, NodeCondition::kUsable);
+    }
+    cordoned_ = std::move(cordoned);
+    on_node = on_node_;
   }
-  for (const std::string& n : cordoned_) {
-    if (!cordoned.count(n)) spdlog::info("kubernetes: node {} is uncordoned", n);
+  // The daemon drains the node's GPUs as for Slurm's DRAIN (REST tasks without a command go
+  // nowhere near it either) and resumes them when it is uncordoned. Outside the lock (backend.h).
+  if (on_node) {
+    for (const auto& [node, condition] : changes) {
+      on_node(node, condition,
+              condition == NodeCondition::kDrained ? "Kubernetes node cordoned (spec.unschedulable)" : "uncordoned");
+    }
   }
-  cordoned_ = std::move(cordoned);
   return Status::OK();
 }
 

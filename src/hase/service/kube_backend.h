@@ -20,7 +20,9 @@
 //   Cancel   = DELETE the pod (with its UID as precondition; one API call, timeout_s at most);
 //              the daemon ends the task itself, so nothing is reported
 //   cordons  = GET /api/v1/nodes every node_poll_s: a node with spec.unschedulable (kubectl
-//              cordon) does not AcceptsNewWork; its running pods are left alone
+//              cordon) does not AcceptsNewWork and is reported drained (NodeCondition::kDrained:
+//              the daemon places nothing new on its GPUs, REST tasks included); its running
+//              pods are left alone; uncordoned → reported usable
 //   Recover  = GET each pod the journal says is running: gone or replaced → cancelled; ended →
 //              its end; bound to the journalled node → watched again; not bound at all → NotFound
 //              (the daemon binds it now, as the contract says); bound elsewhere → cancelled with
@@ -96,6 +98,7 @@ class KubeBackend final : public Backend {
   std::unique_ptr<PodWatcher> watcher_;
   mutable std::mutex mu_;
   EndCallback on_end_;                                   // guarded by mu_
+  NodeCallback on_node_;                                 // guarded by mu_
   bool started_ = false;                                 // guarded by mu_
   std::map<std::pair<int64_t, int>, WatchedPod> bound_;  // guarded by mu_: (task, attempt) → pod
   std::set<std::string> cordoned_;                       // guarded by mu_: the last node list's
