@@ -4,10 +4,13 @@
 // as Slurm jobs (service/slurm_backend.h); `--kube-api` makes Kubernetes the backend (binds
 // the pods kube-scheduler sends the extender: service/kube_backend.h).
 // Library: src/hase/service/ (daemon.h, api_server.h, extender.h); docs/service.md.
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <stdexcept>
+#include <string>
 #include <pthread.h>
 
 #include <fmt/format.h>
@@ -55,12 +58,15 @@ struct ServeFlags {
   double scrape_timeout_s = 2;
   double stale_after_s = 90;
   double load_max_age_s = 300;
+  double outside_lease_s = 3600;
   bool executor = false;
   std::string executor_node;
   std::string kube_api;
   std::string kube_token_file;
   std::string kube_ca;
   std::string kube_pod_selector;
+  double kube_timeout = 2.0;
+  double kube_bind_budget = 4.0;
   std::string catalog;
   std::string models = DefaultModelsDir();
   std::string precision;  // empty = the runtime's default
@@ -153,7 +159,12 @@ int Run(const ServeFlags& f) {
   if (!f.kube_api.empty()) {
     // Checked before anything listens: a bad --kube-api is one clear error at start.
     service::KubeBackendOptions ko;
-    ko.client = {f.kube_api, f.kube_token_file, f.kube_ca, 5.0};
+    if (!(f.kube_bind_budget > 0 && f.kube_bind_budget <= 60) || !(f.kube_timeout > 0 && f.kube_timeout <= 60)) {
+      return Fail(Status::InvalidArgument("--kube-timeout and --kube-bind-budget must be in (0, 60] seconds", "hase serve",
+                                          "kube-scheduler's extender httpTimeout is 5 s by default: keep the budget below it"));
+    }
+    ko.client = {f.kube_api, f.kube_token_file, f.kube_ca, f.kube_timeout, std::min(1.0, f.kube_timeout)};
+    ko.bind_budget_s = f.kube_bind_budget;
     ko.watcher.label_selector = f.kube_pod_selector;
     auto kube = service::KubeBackend::Create(ko);
     if (!kube.ok()) return Fail(kube.status());
@@ -276,6 +287,7 @@ int Run(const ServeFlags& f) {
   o.policy = f.policy;
   o.store.synchronous_full = f.sync != "normal";
   o.load_max_age_s = f.load_max_age_s;
+  o.outside_lease_s = f.outside_lease_s;
   // dcgm-exporter collects every 30 s; a Prometheus window covers window seconds.
   o.load_settle_s = std::max(30.0, f.prometheus.empty() ? 0.0 : f.prometheus_window_s);
   o.executor = f.executor;
@@ -337,6 +349,21 @@ Command AddServeCommand(CLI::App& parent) {
   a.add_option("--scrape-timeout", flags->scrape_timeout_s, "Seconds before a scrape times out");
   a.add_option("--stale-after", flags->stale_after_s, "DCGM readings older than this make /healthz degraded (s)");
   a.add_option("--load-max-age", flags->load_max_age_s, "DCGM readings older than this are ignored (s)");
+  a.add_option("--outside-lease", flags->outside_lease_s,
+               "Seconds a task run outside hase (no command) holds its GPU without POST /v1/tasks/{id}/complete or "
+               "/heartbeat; then it fails and frees the GPU (0: never)")
+      ->check(
+          [](const std::string& v) -> std::string {
+            try {
+              size_t used = 0;
+              const double s = std::stod(v, &used);
+              if (used == v.size() && s >= 0 && s <= 1e9) return "";
+            } catch (const std::exception&) {
+            }
+            return "must be 0 (no lease) or a number of seconds up to 1e9, not '" + v + "'";
+          },
+          "SECONDS")
+      ->capture_default_str();
   a.add_flag("--executor", flags->executor, "Run task commands here (standalone mode; the local backend)");
   a.add_option("--backend", flags->backend, "Where tasks run: local (with --executor; without it tasks run elsewhere and are reported through the API) or slurm (sbatch)")
       ->check(CLI::IsMember({"local", "slurm"}));
@@ -353,6 +380,13 @@ Command AddServeCommand(CLI::App& parent) {
   a.add_option("--kube-token-file", flags->kube_token_file, "Bearer token file for --kube-api (in-cluster: the service account's)");
   a.add_option("--kube-ca", flags->kube_ca, "CA bundle for an https --kube-api (in-cluster: the service account's)");
   a.add_option("--kube-pod-selector", flags->kube_pod_selector, "Label selector of the pods the watcher lists (default: all)");
+  a.add_option("--kube-timeout", flags->kube_timeout,
+               "Read/write timeout of one Kubernetes API call, s (connect: at most 1 s)")
+      ->capture_default_str();
+  a.add_option("--kube-bind-budget", flags->kube_bind_budget,
+               "Most time one extender /bind spends on API calls, s; keep it below kube-scheduler's extender "
+               "httpTimeout (5 s by default)")
+      ->capture_default_str();
   a.add_option("--catalog", flags->catalog, "GPU catalog YAML (default: built in)");
   a.add_option("--models", flags->models, "Directory of zoo .onnx models for the predictor oracle");
   a.add_option("--precision", flags->precision, "Arithmetic for the predictor oracle: tf32, tf32-conv, fp32, fp16, tensor (default: the runtime's)");

@@ -379,6 +379,49 @@ TEST_F(ApiTest, GpusMetricsHealthAndFailure) {
   EXPECT_EQ(status, 200);
 }
 
+// Drain over REST: running work stays, nothing new goes there, requeue is explicit, resume
+// brings the GPUs back; an outside task renews its lease.
+TEST_F(ApiTest, DrainResumeAndHeartbeat) {
+  json t = Post("/v1/tasks", R"({"model":"vgg16","num_batches":50})");
+  t = WaitPlaced(t["id"]);
+  ASSERT_EQ(t["gpu"]["id"], 0);
+  json d = Post("/v1/gpus/0/drain", R"({"reason":"swap fan"})");
+  EXPECT_EQ(d["drained"], 1);
+  EXPECT_EQ(d["requeued"], 0);
+  EXPECT_EQ(Get("/v1/tasks/" + std::to_string(t["id"].get<int64_t>()))["state"], "running");
+  json g = Get("/v1/gpus");
+  EXPECT_EQ(g["gpus"][0]["health"], "drained");
+  EXPECT_EQ(g["gpus"][0]["health_reason"], "swap fan");
+  EXPECT_TRUE(g["gpus"][1]["health_reason"].is_null());
+  json u = Post("/v1/tasks", R"({"model":"vgg16","num_batches":50})");
+  u = WaitPlaced(u["id"]);
+  EXPECT_NE(u["gpu"]["id"], 0) << u.dump();
+  json hb = Post("/v1/tasks/" + std::to_string(t["id"].get<int64_t>()) + "/heartbeat", "{}");
+  EXPECT_GT(hb["lease_expires_s"].get<double>(), t["times"]["started_s"].get<double>() + 3000) << hb.dump();
+  int status = 0;
+  json e = Post("/v1/gpus/0/drain", R"({"requeue":"yes"})", &status);
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(e["error"]["where"], "field 'requeue'") << e.dump();
+  Post("/v1/nodes/a/drain", R"({"now":true})", &status);
+  EXPECT_EQ(status, 400);
+  Post("/v1/nodes/zz/drain", "{}", &status);
+  EXPECT_EQ(status, 404);
+  // Requeue: the node's running tasks are stopped and placed anew on the T4.
+  d = Post("/v1/nodes/a/drain", R"({"reason":"reboot","requeue":true})");
+  EXPECT_EQ(d["drained"], 2);
+  EXPECT_EQ(d["requeued"], 2);
+  t = WaitPlaced(t["id"]);
+  EXPECT_EQ(t["gpu"]["node"], "b") << t.dump();
+  EXPECT_EQ(t["attempts"], 2);
+  json r = Post("/v1/nodes/a/resume", "{}");
+  EXPECT_EQ(r["resumed"], 2);
+  for (const json& x : Get("/v1/gpus")["gpus"]) EXPECT_EQ(x["health"], "ok") << x.dump();
+  Post("/v1/gpus/0/resume", "{}", &status);
+  EXPECT_EQ(status, 404);  // neither drained nor failed
+  Post("/v1/tasks/999/heartbeat", "{}", &status);
+  EXPECT_EQ(status, 404);
+}
+
 TEST_F(ApiTest, UnknownModelAndMultiGpuAreRefusedAtTheDoor) {
   int status = 0;
   json e = Post("/v1/tasks", R"({"model":"resnet5","batch_size":8,"num_batches":10})", &status);

@@ -520,3 +520,62 @@ TEST(Daemon, StartsWithAQuarantinedJournalRow) {
 
 }  // namespace
 }  // namespace hase::service
+
+namespace hase::service {
+namespace {
+
+// A task without a command is run by an outside runner: it holds its GPU until Complete or
+// until its lease (--outside-lease) runs out since its start or last heartbeat.
+TEST(Daemon, AnOutsideTaskHoldsItsGpuOnlyForItsLease) {
+  const std::string dir = hase::testing::FreshDir("daemon_lease");
+  FakeClock clock;
+  DaemonOptions o;
+  o.state_dir = dir;
+  o.policy = "rr";
+  o.now_s = clock.Fn();
+  o.tick_s = 3600;
+  o.outside_lease_s = 100;
+  o.store.synchronous_full = false;
+  auto made = Daemon::Create(hase::testing::SmallCluster(), hase::testing::SmallOracle(), o, nullptr);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  std::unique_ptr<Daemon> d = std::move(*made);
+  ASSERT_TRUE(d->Start().ok());
+  const int64_t id = d->Submit(Spec("resnet50", 100))->record.id;
+  d->RunPassForTest();
+  ASSERT_EQ(d->Get(id)->state, TaskState::kRunning);
+  const int gpu = d->Get(id)->gpu;
+  clock.now = clock.now + 60;
+  Result<double> until = d->Heartbeat(id);
+  ASSERT_TRUE(until.ok()) << until.status().ToString();
+  EXPECT_DOUBLE_EQ(*until, clock.now + 100);
+  clock.now = clock.now + 90;  // 150 s after the start, 90 after the heartbeat
+  d->RunPassForTest();
+  EXPECT_EQ(d->Get(id)->state, TaskState::kRunning);
+  clock.now = clock.now + 11;  // 101 s after the heartbeat
+  d->RunPassForTest();
+  const TaskRecord r = *d->Get(id);
+  EXPECT_EQ(r.state, TaskState::kFailed);
+  EXPECT_EQ(r.exit_code, -1);
+  EXPECT_DOUBLE_EQ(r.ended_s, clock.now.load());
+  EXPECT_NE(r.reason.find("outside lease expired"), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("--outside-lease"), std::string::npos) << r.reason;
+  EXPECT_EQ(d->Gpus()[gpu].running, 0);  // its GPU is free again
+  EXPECT_TRUE(d->Heartbeat(id).status().IsConflict());
+  EXPECT_TRUE(d->Complete(id, 0).status().IsConflict());
+  EXPECT_TRUE(d->Heartbeat(999).status().IsNotFound());
+  auto rows = d->StoreForTest().LoadAll();
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(rows->at(0).state, TaskState::kFailed);  // journalled
+  // Completed in time: no expiry.
+  const int64_t ok = d->Submit(Spec("resnet50", 100))->record.id;
+  d->RunPassForTest();
+  clock.now = clock.now + 99;
+  d->RunPassForTest();
+  ASSERT_TRUE(d->Complete(ok, 0).ok());
+  EXPECT_EQ(d->Get(ok)->state, TaskState::kSucceeded);
+  d.reset();
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace hase::service

@@ -78,7 +78,7 @@ TEST(Deploy, ManifestsReferenceOnlyWhatTheyDefine) {
       }
     }
   }
-  for (const char* need : {"pods/binding:create", "pods:get", "pods:list", "pods:watch", "pods:delete"}) {
+  for (const char* need : {"pods/binding:create", "pods:get", "pods:list", "pods:watch", "pods:delete", "nodes:list"}) {
     EXPECT_TRUE(granted.count(need)) << need;
   }
   // The Service selects the Deployment's pods and targets a declared container port.

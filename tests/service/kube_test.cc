@@ -4,21 +4,30 @@
 // cancelled, cancel = pod deletion, and recovery after a restart. Pods and events are shaped
 // as the core/v1 API serves them.
 #include <chrono>
+#include <cmath>
+#include <ctime>
 #include <condition_variable>
 #include <deque>
 #include <filesystem>
 #include <future>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include "hase/service/api_server.h"
 #include "hase/service/daemon.h"
 #include "hase/service/extender.h"
 #include "hase/service/kube_backend.h"
 #include "hase/service/kube_client.h"
+#include "hase/service/pod_status.h"
+#include "hase/telemetry/dcgm_scraper.h"
+#include "hase/telemetry/gpu_load_table.h"
+#include "../telemetry/http_stub.h"
 #include "service_fixture.h"
 
 namespace hase::service {
@@ -81,16 +90,26 @@ class FakeApiServer {
         return;
       }
       it->second["spec"]["nodeName"] = b["target"]["name"];
-      if (mode_ == BindMode::kLate) {
+      if (mode_ == BindMode::kLate || delay_ms_ > 0) {
+        // The binding is made; its answer comes late (past the client's 1 s timeout), or after
+        // the slow API server's delay.
+        const int ms = mode_ == BindMode::kLate ? 2500 : delay_ms_;
         l.unlock();
-        std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // past the client's 1 s timeout
+        std::this_thread::sleep_for(std::chrono::milliseconds(ms));
         l.lock();
       }
       res.status = 201;
       res.set_content(R"({"kind":"Status","apiVersion":"v1","status":"Success","code":201})", "application/json");
     });
     server_.Get(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
-      std::lock_guard<std::mutex> l(mu_);
+      std::unique_lock<std::mutex> l(mu_);
+      ++gets_;
+      if (delay_ms_ > 0) {
+        const int ms = delay_ms_;
+        l.unlock();
+        std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+        l.lock();
+      }
       auto it = pods_.find(req.matches[1].str() + "/" + req.matches[2].str());
       if (it == pods_.end()) {
         res.status = 404;
@@ -121,6 +140,16 @@ class FakeApiServer {
       pods_.erase(it);
       cv_.notify_all();
       res.set_content(p.dump(), "application/json");
+    });
+    server_.Get("/api/v1/nodes", [this](const httplib::Request&, httplib::Response& res) {
+      std::lock_guard<std::mutex> l(mu_);
+      json items = json::array();
+      for (const char* n : {"a", "b"}) {
+        json node = {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", n}}}, {"spec", json::object()}};
+        if (cordoned_.count(n)) node["spec"]["unschedulable"] = true;
+        items.push_back(node);
+      }
+      res.set_content(json{{"kind", "NodeList"}, {"apiVersion", "v1"}, {"items", items}}.dump(), "application/json");
     });
     server_.Get("/api/v1/pods", [this](const httplib::Request& req, httplib::Response& res) {
       if (req.get_param_value("watch") != "1") {
@@ -194,6 +223,24 @@ class FakeApiServer {
     std::lock_guard<std::mutex> l(mu_);
     list_delay_ms_ = ms;
   }
+  // kubectl cordon / uncordon.
+  void SetCordoned(const std::string& node, bool on) {
+    std::lock_guard<std::mutex> l(mu_);
+    if (on) {
+      cordoned_.insert(node);
+    } else {
+      cordoned_.erase(node);
+    }
+  }
+  // Every binding and pod GET answers `ms` late (the binding itself is made at once).
+  void SetDelay(int ms) {
+    std::lock_guard<std::mutex> l(mu_);
+    delay_ms_ = ms;
+  }
+  int gets() {
+    std::lock_guard<std::mutex> l(mu_);
+    return gets_;
+  }
   void SetMode(BindMode m) {
     std::lock_guard<std::mutex> l(mu_);
     mode_ = m;
@@ -227,8 +274,9 @@ class FakeApiServer {
   std::condition_variable cv_;
   std::map<std::string, json> pods_;
   std::deque<json> events_;
+  std::set<std::string> cordoned_;
   BindMode mode_ = BindMode::kNormal;
-  int binding_posts_ = 0, lists_ = 0, watches_ = 0, deletes_ = 0, rv_ = 100, list_delay_ms_ = 0;
+  int binding_posts_ = 0, lists_ = 0, watches_ = 0, deletes_ = 0, rv_ = 100, list_delay_ms_ = 0, delay_ms_ = 0, gets_ = 0;
   bool stop_ = false;
 };
 
@@ -239,11 +287,14 @@ class KubeTest : public ::testing::Test {
     StartDaemon(true);
   }
   void TearDown() override {
+    if (http_) http_->Stop();
     daemon_->Stop();
     std::filesystem::remove_all(dir_);
   }
   // A daemon on dir_ whose backend is Kubernetes (the stand-in API server), or none.
-  void StartDaemon(bool with_kube) {
+  void StartDaemon(bool with_kube, double timeout_s = 1, double bind_budget_s = 4) {
+    if (http_) http_->Stop();
+    http_.reset();
     if (daemon_) daemon_->Stop();
     extender_.reset();
     daemon_.reset();
@@ -255,14 +306,15 @@ class KubeTest : public ::testing::Test {
     kube_ = nullptr;
     if (with_kube) {
       KubeBackendOptions ko;
-      ko.client = {api_.url(), "", "", 1};
+      ko.client = {api_.url(), "", "", timeout_s};
+      ko.bind_budget_s = bind_budget_s;
       ko.watcher.idle_s = 1;
       auto b = KubeBackend::Create(ko);
       ASSERT_TRUE(b.ok()) << b.status().ToString();
       kube_ = b->get();
       backend = std::move(b).value();
     }
-    auto d = Daemon::Create(hase::testing::SmallCluster(), hase::testing::SmallOracle(), o, nullptr, std::move(backend));
+    auto d = Daemon::Create(hase::testing::SmallCluster(), hase::testing::SmallOracle(), o, load_, std::move(backend));
     ASSERT_TRUE(d.ok()) << d.status().ToString();
     daemon_ = std::move(*d);
     ASSERT_TRUE(daemon_->Start().ok());
@@ -290,7 +342,33 @@ class KubeTest : public ::testing::Test {
     }
   }
 
+  // POSTs kube-scheduler's /bind to the extender over real HTTP (the REST server on a free
+  // loopback port) with kube-scheduler's default 5 s httpTimeout; returns the Error field ("no
+  // answer" on a timeout) and the time the answer took.
+  std::pair<std::string, double> HttpBind(const std::string& ns, const std::string& name, const std::string& uid,
+                                          const std::string& node) {
+    if (!http_) {
+      http_ = std::make_unique<ApiServer>(*daemon_, *extender_);
+      auto port = http_->Bind("127.0.0.1", 0);
+      EXPECT_TRUE(port.ok());
+      http_port_ = port.ok() ? *port : 0;
+      http_->Start();
+    }
+    httplib::Client c("127.0.0.1", http_port_);
+    c.set_read_timeout(5, 0);  // kube-scheduler's extender httpTimeout default
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = c.Post("/bind", json{{"PodName", name}, {"PodNamespace", ns}, {"PodUID", uid}, {"Node", node}}.dump(),
+                    "application/json");
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!r) return {"no answer", s};
+    json j = json::parse(r->body, nullptr, false);
+    return {j.is_object() && j.contains("Error") ? j["Error"].get<std::string>() : r->body, s};
+  }
+
   FakeApiServer api_;
+  const telemetry::LoadSource* load_ = nullptr;  // the daemon's telemetry (none by default)
+  std::unique_ptr<ApiServer> http_;
+  int http_port_ = 0;
   std::string dir_;
   KubeBackend* kube_ = nullptr;  // owned by daemon_
   std::unique_ptr<Daemon> daemon_;
@@ -513,6 +591,246 @@ TEST_F(KubeTest, RestartRecoversPodsFromTheApiServer) {
   api_.Update("jobs/run", [](json& p) { p["status"]["phase"] = "Succeeded"; });
   AwaitEnd("uid-run");
   EXPECT_EQ(Task("uid-run")->state, TaskState::kSucceeded);
+}
+
+
+// Issue #22 item 5. An API server that answers each binding and GET 3 s late: before, /bind took
+// ~10 s (POST 5 s timeout, GET, POST again) against kube-scheduler's 5 s httpTimeout. Now every
+// call gets what is left of the 4 s bind budget: the extender answers in time, says the binding
+// is not confirmed, follows the pod, and kube-scheduler's retry neither binds nor journals twice.
+TEST_F(KubeTest, SlowApiServerBindAnswersInsideKubeSchedulersTimeout) {
+  StartDaemon(true, /*timeout_s=*/2, /*bind_budget_s=*/4);  // hase serve's defaults
+  api_.AddPod(MakePod("jobs", "slow", "uid-slow"));
+  Filter(MakePod("jobs", "slow", "uid-slow"));
+  api_.SetDelay(3000);
+  auto [err, took] = HttpBind("jobs", "slow", "uid-slow", "a");
+  std::printf("slow API server (3 s per answer): /bind answered in %.2f s: %s\n", took, err.c_str());
+  EXPECT_LT(took, 4.8);  // inside kube-scheduler's 5 s
+  EXPECT_NE(err.find("not confirmed"), std::string::npos) << err;
+  ASSERT_TRUE(Task("uid-slow"));  // journalled once, followed as sent-unconfirmed
+  EXPECT_EQ(Task("uid-slow")->state, TaskState::kRunning);
+  EXPECT_EQ(Task("uid-slow")->pid, 0);
+  EXPECT_EQ(api_.Pod("jobs/slow")["spec"]["nodeName"], "a");  // the binding landed
+  // kube-scheduler retries after its timeout; the API server has recovered.
+  api_.SetDelay(0);
+  auto [err2, took2] = HttpBind("jobs", "slow", "uid-slow", "a");
+  std::printf("retried /bind answered in %.3f s: '%s'\n", took2, err2.c_str());
+  EXPECT_EQ(err2, "");
+  EXPECT_EQ(Task("uid-slow")->pid, 1);
+  EXPECT_EQ(daemon_->List(std::nullopt, 100).size(), 1u);  // one row
+  // A retry after confirmation makes no API call at all.
+  const int posts = api_.binding_posts();
+  EXPECT_EQ(HttpBind("jobs", "slow", "uid-slow", "a").first, "");
+  EXPECT_EQ(api_.binding_posts(), posts);
+  int running = 0;
+  for (const GpuView& g : daemon_->Gpus()) running += g.running;
+  EXPECT_EQ(running, 1);
+}
+
+TEST_F(KubeTest, SlowButInBudgetApiServerBindsAtOnceAndUnreachableOneFailsFast) {
+  StartDaemon(true, 2, 4);
+  api_.AddPod(MakePod("jobs", "ok", "uid-ok"));
+  Filter(MakePod("jobs", "ok", "uid-ok"));
+  api_.SetDelay(1500);
+  auto [err, took] = HttpBind("jobs", "ok", "uid-ok", "a");
+  std::printf("API server answering in 1.5 s: /bind answered in %.2f s: '%s'\n", took, err.c_str());
+  EXPECT_EQ(err, "");
+  EXPECT_LT(took, 2.5);
+  EXPECT_EQ(Task("uid-ok")->pid, 1);
+  EXPECT_EQ(api_.binding_posts(), 1);
+  // Nothing listens at the API URL: refused at once, nothing journalled.
+  api_.SetDelay(0);
+  daemon_->Stop();
+  {
+    DaemonOptions o;
+    o.state_dir = dir_ + "-unreachable";
+    o.tick_s = 0.05;
+    o.store.synchronous_full = false;
+    KubeBackendOptions ko;
+    ko.client = {"http://127.0.0.1:1", "", "", 2};
+    auto b = KubeBackend::Create(ko);
+    ASSERT_TRUE(b.ok());
+    auto d = Daemon::Create(hase::testing::SmallCluster(), hase::testing::SmallOracle(), o, nullptr, std::move(b).value());
+    ASSERT_TRUE(d.ok());
+    ASSERT_TRUE((*d)->Start().ok());
+    Extender ext(**d);
+    ASSERT_TRUE(ext.Filter(json{{"Pod", MakePod("jobs", "x", "uid-x")}, {"NodeNames", {"a"}}}.dump()).ok());
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::string e = Bind("jobs", "x", "uid-x", "a", &ext);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("unreachable API server: /bind answered in %.3f s: %s\n", s, e.c_str());
+    EXPECT_LT(s, 4.5);
+    EXPECT_NE(e.find("cannot connect"), std::string::npos) << e;
+    EXPECT_FALSE((*d)->FindByKey("k8s:uid-x"));
+    (*d)->Stop();
+    std::filesystem::remove_all(dir_ + "-unreachable");
+  }
+}
+
+// Sent to a, unconfirmed, and the binding never landed (the pod stays unbound): kube-scheduler's
+// retry for b moves the task (one row, on b); a pod seen bound to another node is cancelled.
+TEST_F(KubeTest, UnconfirmedBindThatNeverLandedMovesOnRetry) {
+  StartDaemon(true, 1, 1.5);
+  api_.AddPod(MakePod("jobs", "m", "uid-m"));
+  Filter(MakePod("jobs", "m", "uid-m"));
+  api_.SetDelay(2000);
+  const std::string err = Bind("jobs", "m", "uid-m", "a");
+  EXPECT_NE(err.find("not confirmed"), std::string::npos) << err;
+  api_.SetDelay(0);
+  api_.Update("jobs/m", [](json& p) { p["spec"].erase("nodeName"); });  // as if it never landed
+  EXPECT_EQ(Bind("jobs", "m", "uid-m", "b"), "");
+  ASSERT_TRUE(Task("uid-m"));
+  EXPECT_EQ(Task("uid-m")->node, "b");
+  EXPECT_EQ(Task("uid-m")->pid, 1);
+  EXPECT_EQ(daemon_->List(std::nullopt, 100).size(), 1u);
+  EXPECT_EQ(api_.Pod("jobs/m")["spec"]["nodeName"], "b");
+}
+
+
+// Issue #22 item 3 (Kubernetes): a pod that ran, or started, while hase was down is accounted at
+// its containers' own times (RFC 3339 startedAt / finishedAt), in memory, in the journal (a
+// second restart reads them back) and in /metrics (elapsed of the running one).
+TEST_F(KubeTest, PodTimesWhileHaseWasDownAreThePodsOwn) {
+  for (const char* n : {"ran", "runs"}) {
+    api_.AddPod(MakePod("jobs", n, std::string("uid-") + n));
+    Filter(MakePod("jobs", n, std::string("uid-") + n));
+    ASSERT_EQ(Bind("jobs", n, std::string("uid-") + n, "a"), "") << n;
+  }
+  daemon_->Stop();
+  const double now = std::floor(telemetry::WallClockSeconds());
+  auto rfc3339 = [](double t) {
+    const time_t s = static_cast<time_t>(t);
+    std::tm tm{};
+    gmtime_r(&s, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return std::string(buf);
+  };
+  api_.Update("jobs/ran", [&](json& p) {
+    p["status"]["phase"] = "Failed";
+    p["status"]["containerStatuses"] = json::array({{{"name", "infer"},
+                                                     {"state", {{"terminated", {{"exitCode", 2},
+                                                                                {"startedAt", rfc3339(now + 5)},
+                                                                                {"finishedAt", rfc3339(now + 65)}}}}}}});
+  });
+  api_.Update("jobs/runs", [&](json& p) {
+    p["status"]["phase"] = "Running";
+    p["status"]["containerStatuses"] =
+        json::array({{{"name", "infer"}, {"state", {{"running", {{"startedAt", rfc3339(now - 30)}}}}}}});
+  });
+  for (int restart = 0; restart < 2; ++restart) {  // the second reads the journal back
+    StartDaemon(true);
+    ASSERT_TRUE(Task("uid-ran") && Task("uid-runs"));
+    EXPECT_EQ(Task("uid-ran")->state, TaskState::kFailed);
+    EXPECT_EQ(Task("uid-ran")->exit_code, 2);
+    EXPECT_DOUBLE_EQ(Task("uid-ran")->started_s, now + 5) << restart;
+    EXPECT_DOUBLE_EQ(Task("uid-ran")->ended_s, now + 65) << restart;
+    EXPECT_EQ(Task("uid-runs")->state, TaskState::kRunning);
+    EXPECT_DOUBLE_EQ(Task("uid-runs")->started_s, now - 30) << restart;
+  }
+  // /metrics counts the running pod's elapsed time from its own start.
+  const std::string m = daemon_->MetricsText();
+  const std::string id = std::to_string(Task("uid-runs")->id);
+  const size_t at = m.find("hase_task_elapsed_seconds{task=\"" + id + "\"");
+  ASSERT_NE(at, std::string::npos) << m;
+  const double elapsed = std::stod(m.substr(m.find('}', at) + 1));
+  EXPECT_GE(elapsed, 30.0);
+  EXPECT_LT(elapsed, 60.0);
+  EXPECT_EQ(ParseRfc3339("2026-12-04T16:42:16Z"), 1796402536.0);
+  EXPECT_EQ(ParseRfc3339("2026-12-04T17:42:16.5+01:00"), 1796402536.5);
+  EXPECT_EQ(ParseRfc3339("yesterday"), 0.0);
+}
+
+// Issue #22 item 2 (Kubernetes): a cordoned node (kubectl cordon: spec.unschedulable) gets
+// nothing new from hase's filter; what runs there is not touched.
+TEST_F(KubeTest, CordonedNodeIsFilteredAndItsPodsKeepRunning) {
+  api_.AddPod(MakePod("jobs", "before", "uid-before"));
+  Filter(MakePod("jobs", "before", "uid-before"));
+  ASSERT_EQ(Bind("jobs", "before", "uid-before", "a"), "");
+  json a = {{"metadata", {{"name", "a"}}}, {"spec", {{"unschedulable", true}}}};
+  json b = {{"metadata", {{"name", "b"}}}, {"spec", json::object()}};
+  auto f = extender_->Filter(json{{"Pod", MakePod("jobs", "after", "uid-after")},
+                                  {"Nodes", {{"items", {a, b}}}}}.dump());
+  ASSERT_TRUE(f.ok());
+  ASSERT_EQ((*f)["Nodes"]["items"].size(), 1u) << f->dump();
+  EXPECT_EQ((*f)["Nodes"]["items"][0]["metadata"]["name"], "b");
+  EXPECT_NE((*f)["FailedNodes"].value("a", "").find("cordoned"), std::string::npos) << f->dump();
+  // hase's own view: the node list says a is cordoned (kubectl cordon a).
+  TaskSpec probe;
+  probe.model = "resnet50";
+  auto adv = daemon_->Advise(probe);
+  ASSERT_TRUE(adv.ok());
+  EXPECT_EQ(adv->node, "a");  // an A100 is free: a is the best node before the cordon
+  api_.SetCordoned("a", true);
+  ASSERT_TRUE(kube_->RefreshNodesOnce().ok());
+  EXPECT_FALSE(daemon_->AcceptsNewWork("a"));
+  adv = daemon_->Advise(probe);
+  ASSERT_TRUE(adv.ok()) << adv.status().ToString();
+  EXPECT_EQ(adv->node, "b");
+  // The NodeNames form (no Node objects) is filtered from hase's view too.
+  json names = Filter(MakePod("jobs", "after2", "uid-after2"));
+  EXPECT_EQ(names["NodeNames"], json({"b"})) << names.dump();
+  EXPECT_NE(names["FailedNodes"].value("a", "").find("cordoned"), std::string::npos) << names.dump();
+  // A bind to it (a race with the cordon) is refused and leaves nothing.
+  api_.AddPod(MakePod("jobs", "after2", "uid-after2"));
+  const std::string err = Bind("jobs", "after2", "uid-after2", "a");
+  EXPECT_NE(err.find("cordoned"), std::string::npos) << err;
+  EXPECT_FALSE(Task("uid-after2"));
+  // Its running pod keeps running.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(Task("uid-before")->state, TaskState::kRunning);
+  EXPECT_EQ(api_.deletes(), 0);
+  // Uncordoned: a takes work again.
+  api_.SetCordoned("a", false);
+  ASSERT_TRUE(kube_->RefreshNodesOnce().ok());
+  EXPECT_EQ(daemon_->Advise(probe)->node, "a");
+}
+
+
+// Issue #22 item 1 (Kubernetes): the device plugin, not hase, picks the GPU inside the node.
+// dcgm-exporter with its pod mapping labels the GPU the pod got (pod, namespace, container);
+// hase moves the task there, in state, journal and /v1/gpus, before the next pass.
+TEST_F(KubeTest, PodMovesToTheGpuDcgmExporterSaysItGot) {
+  hase::testing::HttpStub exporter;
+  exporter.SetBody("");
+  telemetry::DcgmScraperOptions so;
+  so.targets = {{exporter.Url(), "a"}};
+  so.timeout_s = 1;
+  telemetry::DcgmScraper scraper(so);
+  load_ = &scraper;
+  StartDaemon(true);
+  api_.AddPod(MakePod("jobs", "p", "uid-p"));
+  Filter(MakePod("jobs", "p", "uid-p"));
+  ASSERT_EQ(Bind("jobs", "p", "uid-p", "a"), "");
+  ASSERT_TRUE(Task("uid-p"));
+  const int chosen = Task("uid-p")->gpu_index, got = 1 - chosen;
+  // What dcgm-exporter --kubernetes serves: the pod's labels on the GPU it really got.
+  auto series = [](int gpu, const std::string& pod) {
+    const std::string labels = fmt::format(
+        "gpu=\"{}\",UUID=\"GPU-{}\",device=\"nvidia{}\",modelName=\"NVIDIA A100-SXM4-40GB\",Hostname=\"a\","
+        "container=\"{}\",namespace=\"{}\",pod=\"{}\"",
+        gpu, gpu, gpu, pod.empty() ? "" : "infer", pod.empty() ? "" : "jobs", pod);
+    return fmt::format("DCGM_FI_PROF_GR_ENGINE_ACTIVE{{{}}} {}\nDCGM_FI_PROF_DRAM_ACTIVE{{{}}} 0.2\n"
+                       "DCGM_FI_DEV_FB_USED{{{}}} {}\nDCGM_FI_DEV_FB_FREE{{{}}} {}\n",
+                       labels, pod.empty() ? "0" : "0.7", labels, labels, pod.empty() ? 0 : 2500, labels,
+                       pod.empty() ? 40960 : 38460);
+  };
+  exporter.SetBody(series(chosen, "") + series(got, "p"));
+  ASSERT_TRUE(scraper.ScrapeOnce().ok());
+  daemon_->RunPassForTest();
+  ASSERT_TRUE(Task("uid-p"));
+  EXPECT_EQ(Task("uid-p")->gpu_index, got);
+  EXPECT_EQ(Task("uid-p")->node, "a");
+  for (const GpuView& g : daemon_->Gpus()) {
+    if (g.node == "a") {
+      EXPECT_EQ(g.running, g.index == got ? 1 : 0) << g.label;
+    }
+  }
+  // The journal has it: a restart (without telemetry) puts it on the GPU it got.
+  load_ = nullptr;
+  StartDaemon(true);
+  EXPECT_EQ(Task("uid-p")->gpu_index, got);
+  EXPECT_EQ(Task("uid-p")->state, TaskState::kRunning);
 }
 
 }  // namespace

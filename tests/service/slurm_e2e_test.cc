@@ -1,9 +1,11 @@
 // `hase serve --backend slurm` against a real Slurm 22.05 (slurmctld + three slurmd with typed
 // fake GPUs on this host, started here by tools/ci/slurm-up.sh on private ports and stopped at
-// the end): discovery, 50 tasks to COMPLETED on the GPU type hase chose, kill -9 of hase
-// mid-way with no task lost or submitted twice, scancel, drain → GPUs failed and running
-// tasks re-placed, and
-// deploy/slurm/job_submit.lua loaded by slurmctld (hase down, slow, answering).
+// the end): discovery, 50 tasks to COMPLETED on the GPU type hase chose with Slurm's start and
+// end times, kill -9 of hase mid-way with no task lost or submitted twice, 32 jobs on one node
+// whose GPU index (SLURM_JOB_GPUS) equals what /v1/tasks and the decision log say, scancel,
+// drain → running jobs complete and nothing new lands there, a node down → each of its tasks
+// re-queued once, and deploy/slurm/job_submit.lua loaded by slurmctld (hase down, slow,
+// answering).
 // Skipped with a message only where Slurm cannot be installed or started (slurm-up.sh exit 2:
 // not root, no apt-get, hostname not loopback); under CI=true that fails instead.
 #include <netinet/in.h>
@@ -27,6 +29,7 @@
 #include <sqlite3.h>
 
 #include "../telemetry/fixture.h"
+#include "hase/service/slurm_text.h"
 #include "service_fixture.h"
 #include "testing.h"
 
@@ -84,7 +87,9 @@ class SlurmE2E : public ::testing::Test {
                                             "resnet50,A100-SXM4-40GB,50,0.8,2000\n"
                                             "resnet50,H100-SXM5-80GB,40,0.8,2000\n"
                                             "resnet50,L4,55,0.8,2000\n"
-                                            "resnet50,T4,60,0.8,2000\n";
+                                            "resnet50,T4,60,0.8,2000\n"
+                                            // only T4s can run it: every job on t4-0's 4 GPUs
+                                            "t4only,T4,60,0.8,2000\n";
   }
   void TearDown() override {
     for (int pid : started_) ::kill(pid, SIGKILL);
@@ -129,11 +134,11 @@ class SlurmE2E : public ::testing::Test {
     return json::parse(r->body);
   }
   // Submits task i (key prefix+i) that logs "task node gpus job" and sleeps `sleep_s`.
-  void Submit(int port, const std::string& prefix, int i, double sleep_s) {
+  void Submit(int port, const std::string& prefix, int i, double sleep_s, const std::string& model = "resnet50") {
     httplib::Client c("127.0.0.1", port);
     c.set_read_timeout(10, 0);
     json body = {{"key", prefix + std::to_string(i)},
-                 {"model", "resnet50"},
+                 {"model", model},
                  {"num_batches", 100 + 10 * (i % 7)},
                  {"command", "echo $HASE_TASK_ID $SLURMD_NODENAME $SLURM_JOB_GPUS $SLURM_JOB_ID >> " + dir_ + "/" +
                                  prefix + ".log; sleep " + std::to_string(sleep_s)}};
@@ -196,6 +201,61 @@ class SlurmE2E : public ::testing::Test {
     }
     EXPECT_EQ(jobs.size(), static_cast<size_t>(kTasks)) << q.out;
     for (const auto& [n, k] : jobs) EXPECT_EQ(k, 1) << n << " submitted " << k << " times";
+    // Accounting: each task's start and end are its job's StartTime and EndTime (also for jobs
+    // that started or ended while hase was down), not when hase noticed.
+    const std::map<std::string, std::pair<double, double>> times = SlurmTimes(prefix);
+    for (const json& t : tasks) {
+      const std::string name = prefix + "-" + std::to_string(t["id"].get<int64_t>()) + "-1";
+      ASSERT_TRUE(times.count(name)) << name;
+      EXPECT_NEAR(t["times"]["started_s"].get<double>(), times.at(name).first, 1e-3) << name << " " << t.dump();
+      EXPECT_NEAR(t["times"]["ended_s"].get<double>(), times.at(name).second, 1e-3) << name << " " << t.dump();
+    }
+  }
+  // Job name → (StartTime, EndTime) as wall seconds, from `scontrol show job -o` (local time).
+  static std::map<std::string, std::pair<double, double>> SlurmTimes(const std::string& prefix) {
+    std::map<std::string, std::pair<double, double>> out;
+    auto r = hase::testing::RunCommand("scontrol show job -o");
+    std::istringstream in(r.out);
+    std::string line;
+    while (std::getline(in, line)) {
+      auto kv = ParseSlurmRecord(line);
+      if (kv["JobName"].rfind(prefix + "-", 0) != 0) continue;
+      out[kv["JobName"]] = {ParseSlurmTime(kv["StartTime"]).value_or(-1), ParseSlurmTime(kv["EndTime"]).value_or(-1)};
+    }
+    return out;
+  }
+  // Job state of `name` ("" when Slurm has no such job).
+  static std::string JobState(const std::string& name) {
+    std::string state = hase::testing::RunCommand("squeue --me -h -t all -n " + name + " -o %T").out;
+    return state.substr(0, state.find('\n'));
+  }
+  // Waits (bounded, `limit_s`) until job `name` is in `want`; returns its last state.
+  static std::string WaitJob(const std::string& name, const std::string& want, double limit_s) {
+    std::string state;
+    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit_s);
+    while ((state = JobState(name)) != want && std::chrono::steady_clock::now() < end) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return state;
+  }
+  // The node and GPU index each task was last placed on or moved to, per the decision log
+  // (`bind task=ID ... node=N index=I`, `move task=ID ... node=N index=I`).
+  std::map<int64_t, std::pair<std::string, int>> DecisionLogGpus(const std::string& prefix, int round) {
+    std::map<int64_t, std::pair<std::string, int>> out;
+    std::ifstream f(dir_ + "/serve-" + prefix + std::to_string(round) + ".out.err");
+    std::string line;
+    auto field = [&](const std::string& key) {
+      const size_t p = line.find(" " + key + "=");
+      if (p == std::string::npos) return std::string();
+      const size_t b = p + key.size() + 2;
+      return line.substr(b, line.find(' ', b) - b);
+    };
+    while (std::getline(f, line)) {
+      if (line.find(" bind task=") == std::string::npos && line.find(" move task=") == std::string::npos) continue;
+      const int64_t id = std::atoll(field("task").c_str());
+      out[id] = {field("node"), std::atoi(field("index").c_str())};
+    }
+    return out;
   }
 
   // Submits a held job through slurmctld (so job_submit.lua runs); returns its TresPerNode and
@@ -277,7 +337,7 @@ TEST_F(SlurmE2E, Kill9MidwayLosesNothingAndSubmitsNothingTwice) {
   EXPECT_LT(secs, 60);
 }
 
-TEST_F(SlurmE2E, CancelUsesScancelAndDrainFailsTheNodesGpus) {
+TEST_F(SlurmE2E, CancelUsesScancelAndDrainMarksTheNodesGpusDrained) {
   const int port = Start("c", 0);
   ASSERT_GT(port, 0);
   Submit(port, "c", 0, 60);
@@ -304,19 +364,23 @@ TEST_F(SlurmE2E, CancelUsesScancelAndDrainFailsTheNodesGpus) {
   }
   EXPECT_EQ(state, "CANCELLED");
 
-  // Drain a node: its GPUs turn failed in hase within a node poll; resume brings them back.
+  // Drain a node: its GPUs turn drained (not failed) in hase within a node poll, with Slurm's
+  // reason; resume brings them back.
   ASSERT_EQ(hase::testing::RunCommand("scontrol update nodename=t4-0 state=drain reason=hase-e2e").exit_code, 0);
   auto health = [&](const std::string& want) {
     for (int i = 0; i < 100; ++i) {
       int n = 0;
       const json gpus = Get(port, "/v1/gpus")["gpus"];
-      for (const json& g : gpus) n += g["node"] == "t4-0" && g["health"] == want;
+      for (const json& g : gpus) {
+        n += g["node"] == "t4-0" && g["health"] == want &&
+             (want == "ok" || g["health_reason"].get<std::string>().find("hase-e2e") != std::string::npos);
+      }
       if (n == 4) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     return false;
   };
-  EXPECT_TRUE(health("failed"));
+  EXPECT_TRUE(health("drained"));
   ASSERT_EQ(hase::testing::RunCommand("scontrol update nodename=t4-0 state=resume").exit_code, 0);
   EXPECT_TRUE(health("ok"));
 }
@@ -352,10 +416,12 @@ TEST_F(SlurmE2E, AJobSubmittedButNotJournalledIsAdoptedByName) {
   EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;
 }
 
-TEST_F(SlurmE2E, DrainingANodeRePlacesItsRunningTasks) {
+// Slurm's DRAIN under running jobs: they run to COMPLETED (attempt 1), nothing new lands on
+// the node while drained, and after resume it is used again.
+TEST_F(SlurmE2E, DrainingANodeLetsItsRunningJobsCompleteAndPlacesNothingNew) {
   const int port = Start("d", 0);
   ASSERT_GT(port, 0);
-  for (int i = 0; i < 9; ++i) Submit(port, "d", i, 60);  // one per GPU, long
+  for (int i = 0; i < 9; ++i) Submit(port, "d", i, 8);  // one per GPU
   std::vector<int64_t> on_t4;
   ASSERT_TRUE([&] {
     for (int k = 0; k < 300; ++k) {  // bounded: all 9 running
@@ -371,32 +437,157 @@ TEST_F(SlurmE2E, DrainingANodeRePlacesItsRunningTasks) {
     return false;
   }());
   ASSERT_EQ(on_t4.size(), 4u);
+  // Running in Slurm, not only in hase (a job that still pends there is re-placed by a drain).
+  for (int64_t id : on_t4) ASSERT_EQ(WaitJob("d-" + std::to_string(id) + "-1", "RUNNING", 30), "RUNNING");
+  const auto t0 = std::chrono::steady_clock::now();
   ASSERT_EQ(hase::testing::RunCommand("scontrol update nodename=t4-0 state=drain reason=hase-e2e").exit_code, 0);
-  // Each of them: its job scancel'ed and the task re-queued (its next placement is attempt 2);
-  // no healthy GPU is free, so they wait in the queue.
+  // Four more tasks while it is drained: they wait for the other GPUs, never t4-0.
+  for (int i = 9; i < 13; ++i) Submit(port, "d", i, 0.5);
+  // The drained node's jobs complete; their tasks succeed on their first attempt.
   for (int64_t id : on_t4) {
-    std::string state;
-    for (int k = 0; k < 200 && state != "CANCELLED"; ++k) {
-      state = hase::testing::RunCommand("squeue --me -h -t all -n d-" + std::to_string(id) + "-1 -o %T").out;
-      state = state.substr(0, state.find('\n'));
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    EXPECT_EQ(state, "CANCELLED") << "task " << id;
-    json t = Get(port, "/v1/tasks/" + std::to_string(id));
-    EXPECT_EQ(t["state"], "queued") << t.dump();
+    EXPECT_EQ(WaitJob("d-" + std::to_string(id) + "-1", "COMPLETED", 60), "COMPLETED") << "task " << id;
   }
-  // Resume: they run again, as attempt 2, under new job names.
-  ASSERT_EQ(hase::testing::RunCommand("scontrol update nodename=t4-0 state=resume").exit_code, 0);
-  for (int64_t id : on_t4) {
-    std::string state;
-    for (int k = 0; k < 300 && state != "RUNNING"; ++k) {
-      state = hase::testing::RunCommand("squeue --me -h -t all -n d-" + std::to_string(id) + "-2 -o %T").out;
-      state = state.substr(0, state.find('\n'));
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  json tasks = WaitSucceeded(port, 13, 90);
+  std::printf("[slurm e2e] drain under 9 running 8 s jobs → all 13 tasks succeeded in %.1f s\n",
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  for (const json& t : tasks) {
+    EXPECT_EQ(t["state"], "succeeded") << t.dump();
+    EXPECT_EQ(t["attempts"], 1) << t.dump();
+    if (t["id"].get<int64_t>() >= 10) {
+      EXPECT_NE(t["gpu"]["node"], "t4-0") << "placed on a drained node: " << t.dump();
     }
-    EXPECT_EQ(state, "RUNNING") << "task " << id;
+  }
+  for (int i = 10; i <= 13; ++i) EXPECT_EQ(JobState("d-" + std::to_string(i) + "-2"), "");  // never re-run
+  // Resume: the node takes work again.
+  ASSERT_EQ(hase::testing::RunCommand("scontrol update nodename=t4-0 state=resume").exit_code, 0);
+  for (int k = 0; k < 100; ++k) {
+    int ok = 0;
+    for (const json& g : Get(port, "/v1/gpus")["gpus"]) ok += g["node"] == "t4-0" && g["health"] == "ok";
+    if (ok == 4) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  for (int i = 13; i < 22; ++i) Submit(port, "d", i, 3);  // nine at once: one lands on each GPU
+  tasks = WaitSucceeded(port, 22, 90);
+  int on_t4_after = 0;
+  for (const json& t : tasks) on_t4_after += t["id"].get<int64_t>() >= 14 && t["gpu"]["node"] == "t4-0";
+  EXPECT_GT(on_t4_after, 0);
+}
+
+// A node that goes DOWN (its slurmd killed, then `scontrol update state=down`): each of its
+// tasks is re-queued exactly once and runs again elsewhere as attempt 2.
+TEST_F(SlurmE2E, ANodeDownRequeuesEachOfItsTasksOnce) {
+  const int port = Start("n", 0);
+  ASSERT_GT(port, 0);
+  for (int i = 0; i < 4; ++i) Submit(port, "n", i, 60);
+  json running;
+  for (int k = 0; k < 300; ++k) {
+    running = Get(port, "/v1/tasks?state=running&limit=100");
+    if (running.is_object() && running["tasks"].size() == 4) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(running["tasks"].size(), 4u);
+  const std::string node = running["tasks"][0]["gpu"]["node"];
+  std::vector<int64_t> lost;
+  for (const json& t : running["tasks"]) {
+    if (t["gpu"]["node"] == node) lost.push_back(t["id"]);
+  }
+  for (int64_t id : lost) ASSERT_EQ(WaitJob("n-" + std::to_string(id) + "-1", "RUNNING", 30), "RUNNING");
+  const std::string pid_file = *root_ + "/run/slurmd-" + node + ".pid";
+  const int slurmd = std::atoi(hase::testing::ReadFileForTest(pid_file).c_str());
+  ASSERT_GT(slurmd, 0) << pid_file;
+  ::kill(slurmd, SIGKILL);
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_EQ(hase::testing::RunCommand("scontrol update nodename=" + node + " state=down reason=hase-e2e-down").exit_code,
+            0);
+  for (int64_t id : lost) {
+    const std::string again = "n-" + std::to_string(id) + "-2";
+    EXPECT_EQ(WaitJob(again, "RUNNING", 60), "RUNNING") << again;
+    const json t = Get(port, "/v1/tasks/" + std::to_string(id));
+    EXPECT_EQ(t["attempts"], 2) << t.dump();
+    EXPECT_NE(t["gpu"]["node"], node) << t.dump();
+    EXPECT_EQ(t["state"], "running") << t.dump();
+  }
+  std::printf("[slurm e2e] node %s down → its %zu tasks running again elsewhere in %.1f s\n", node.c_str(), lost.size(),
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // a late second re-queue would show now
+  for (int64_t id : lost) {
+    EXPECT_EQ(JobState("n-" + std::to_string(id) + "-3"), "") << "task " << id << " re-queued twice";
     EXPECT_EQ(Get(port, "/v1/tasks/" + std::to_string(id))["attempts"], 2);
   }
+  for (const json& g : Get(port, "/v1/gpus")["gpus"]) {
+    if (g["node"] == node) {
+      EXPECT_EQ(g["health"], "failed") << g.dump();
+    }
+  }
+  // /metrics agrees with the journal and Slurm: elapsed = now − the new job's StartTime.
+  {
+    httplib::Client c("127.0.0.1", port);
+    auto m = c.Get("/metrics");
+    ASSERT_TRUE(m);
+    const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    const auto times = SlurmTimes("n");
+    for (int64_t id : lost) {
+      const std::string key = "hase_task_elapsed_seconds{task=\"" + std::to_string(id) + "\",";
+      const size_t p = m->body.find(key);
+      ASSERT_NE(p, std::string::npos) << key;
+      const size_t line_end = m->body.find('\n', p);
+      const double elapsed = std::atof(m->body.substr(m->body.rfind(' ', line_end) + 1).c_str());
+      const std::string job = "n-" + std::to_string(id) + "-2";
+      ASSERT_TRUE(times.count(job)) << job;
+      EXPECT_NEAR(elapsed, now - times.at(job).first, 1.0) << job;
+      EXPECT_NEAR(Get(port, "/v1/tasks/" + std::to_string(id))["times"]["started_s"].get<double>(),
+                  times.at(job).first, 1e-3)
+          << job;
+    }
+  }
+  // Bring the node back for the tests after this one.
+  hase::testing::RunCommand("slurmd -N " + node);
+  hase::testing::RunCommand("scontrol update nodename=" + node + " state=resume");
+  for (int k = 0; k < 100; ++k) {
+    if (hase::testing::RunCommand("sinfo -h -n " + node + " -o %T").out.rfind("idle", 0) == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+// Slurm gives one of a node's GPUs of the asked type; hase reads the index back. 32 jobs on
+// t4-0's four T4s: each job's SLURM_JOB_GPUS equals the GPU /v1/tasks and the decision log name.
+TEST_F(SlurmE2E, EachJobRunsOnTheGpuIndexHaseReports) {
+  constexpr int kJobs = 32;
+  const int port = Start("g", 0);
+  ASSERT_GT(port, 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < kJobs; ++i) Submit(port, "g", i, 2.5, "t4only");
+  json tasks = WaitSucceeded(port, kJobs, 120);
+  std::printf("[slurm e2e] %d jobs on t4-0's 4 GPUs → all succeeded in %.1f s\n", kJobs,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  ASSERT_EQ(tasks.size(), static_cast<size_t>(kJobs));
+  std::map<int64_t, json> by_id;
+  for (const json& t : tasks) by_id[t["id"]] = t;
+  const auto logged = DecisionLogGpus("g", 0);
+  std::ifstream f(dir_ + "/g.log");
+  std::string line;
+  int lines = 0, moved = 0;
+  while (std::getline(f, line)) {
+    std::istringstream in(line);
+    int64_t id = 0, job = 0;
+    std::string node;
+    int gpu = -1;
+    ASSERT_TRUE(in >> id >> node >> gpu >> job) << line;
+    ++lines;
+    const json& t = by_id[id];
+    EXPECT_EQ(t["state"], "succeeded") << t.dump();
+    EXPECT_EQ(t["gpu"]["node"], node) << line << " " << t.dump();
+    EXPECT_EQ(t["gpu"]["index"], gpu) << "job " << line << " ran on another GPU than /v1/tasks says: " << t.dump();
+    ASSERT_TRUE(logged.count(id)) << "task " << id << " not in the decision log";
+    EXPECT_EQ(logged.at(id).first, node) << line;
+    EXPECT_EQ(logged.at(id).second, gpu) << "job " << line << " ran on another GPU than the decision log says";
+  }
+  EXPECT_EQ(lines, kJobs);
+  {
+    std::ifstream err(dir_ + "/serve-g0.out.err");
+    while (std::getline(err, line)) moved += line.find(" move task=") != std::string::npos;
+  }
+  std::printf("[slurm e2e] %d of %d jobs got another index than hase chose; each read back and moved\n", moved, kJobs);
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 // Slurm backend pieces without a Slurm: parsers over text captured from a real slurmctld
 // 22.05 (tests/data/service/slurm/, see its README), the inventory → cluster file, the sbatch
 // argument vector, and RunArgv.
+#include <cstdlib>
+#include <ctime>
+
 #include <gtest/gtest.h>
 
 #include "../telemetry/fixture.h"
@@ -213,6 +216,7 @@ TEST(SlurmBackend, SbatchArgvPinsNodeAndGresAndNeverUsesAShell) {
                                          "--job-name=hase-42-3",
                                          "--nodelist=mix-0",
                                          "--gres=gpu:l4:1",
+                                         "--no-requeue",
                                          "--partition=gpu",
                                          "--output=/var/log/hase/hase-42-3-%j.out",
                                          "--wrap=echo '$(rm -rf /)'; exit 1"};
@@ -224,6 +228,69 @@ TEST(SlurmBackend, SbatchArgvPinsNodeAndGresAndNeverUsesAShell) {
   EXPECT_FALSE(b.RunsOn(elsewhere));
   q.gpu_type = "T4";
   EXPECT_TRUE(b.SbatchArgv(q).status().IsInvalidArgument());
+}
+
+// `scontrol show job -d -o` as captured from slurmctld 22.05.8 (README): the GPU index Slurm
+// gave, the times (local, no zone), and nothing while pending or after the end.
+TEST(SlurmText, JobDetailGivesTheGpuIndexSlurmAllocated) {
+  auto running = ParseSlurmJobGpus(Fixture("scontrol_show_job_detail_running.txt"));
+  ASSERT_TRUE(running.ok()) << running.status().ToString();
+  ASSERT_EQ(running->size(), 1u);
+  EXPECT_EQ((*running)[0].node, "t4-0");
+  EXPECT_EQ((*running)[0].gpu_indices, std::vector<int>{2});
+  auto three = ParseSlurmJobGpus(Fixture("scontrol_show_job_detail_three_gpus.txt"));
+  ASSERT_TRUE(three.ok());
+  ASSERT_EQ(three->size(), 1u);
+  EXPECT_EQ((*three)[0].gpu_indices, (std::vector<int>{0, 1, 2}));
+  for (const char* f : {"scontrol_show_job_detail_pending.txt", "scontrol_show_job_detail_completed.txt",
+                        "scontrol_show_job_detail_node_fail.txt"}) {
+    auto none = ParseSlurmJobGpus(Fixture(f));
+    ASSERT_TRUE(none.ok()) << f;
+    EXPECT_TRUE(none->empty()) << f;
+  }
+  // Forms Slurm prints for other requests: a list, two types on one node.
+  auto list = ParseSlurmJobGpus("JobId=9 JOB_GRES=gpu:2 Nodes=n1 CPU_IDs=0 Mem=0 GRES=gpu:a100:2(IDX:0,3) x=y");
+  ASSERT_TRUE(list.ok());
+  EXPECT_EQ((*list)[0].gpu_indices, (std::vector<int>{0, 3}));
+  auto two = ParseSlurmJobGpus("Nodes=mix-0 CPU_IDs=0 Mem=0 GRES=gpu:h100:1(IDX:0),gpu:l4:1(IDX:2)");
+  ASSERT_TRUE(two.ok());
+  EXPECT_EQ((*two)[0].gpu_indices, (std::vector<int>{0, 2}));
+  EXPECT_TRUE(ParseSlurmJobGpus("Nodes=n1 GRES=gpu:t4:1(IDX:x)").status().IsParse());
+  EXPECT_TRUE(ParseSlurmJobGpus("Nodes=n1 GRES=gpu:t4:1(IDX:2").status().IsParse());
+
+  // Times: local wall time without a zone.
+  ::setenv("TZ", "UTC", 1);
+  ::tzset();
+  auto rec = ParseSlurmRecord(Fixture("scontrol_show_job_detail_completed.txt"));
+  EXPECT_DOUBLE_EQ(ParseSlurmTime(rec["StartTime"]).value_or(0), 1796403356.0);  // 2026-12-04T16:55:56Z
+  EXPECT_DOUBLE_EQ(ParseSlurmTime(rec["EndTime"]).value_or(0) - ParseSlurmTime(rec["StartTime"]).value_or(0), 20.0);
+  ::setenv("TZ", "America/New_York", 1);  // EST: UTC-5
+  ::tzset();
+  EXPECT_DOUBLE_EQ(ParseSlurmTime("2026-12-04T11:55:56").value_or(0), 1796403356.0);
+  ::setenv("TZ", "UTC", 1);
+  ::tzset();
+  for (const char* bad : {"Unknown", "None", "N/A", "", "2026-13-01T00:00:00", "2026-12-04 16:55:56"}) {
+    EXPECT_FALSE(ParseSlurmTime(bad)) << bad;
+  }
+  auto pending = ParseSlurmRecord(Fixture("scontrol_show_job_detail_pending.txt"));
+  EXPECT_FALSE(ParseSlurmTime(pending["StartTime"]));
+}
+
+TEST(SlurmText, NodeConditionTellsDrainFromDown) {
+  EXPECT_EQ(SlurmNodeCondition("IDLE"), NodeCondition::kUsable);
+  EXPECT_EQ(SlurmNodeCondition("MIXED"), NodeCondition::kUsable);
+  EXPECT_EQ(SlurmNodeCondition("IDLE+DRAIN"), NodeCondition::kDrained);
+  EXPECT_EQ(SlurmNodeCondition("MIXED+DRAIN"), NodeCondition::kDrained);
+  EXPECT_EQ(SlurmNodeCondition("ALLOCATED+MAINT"), NodeCondition::kDrained);
+  EXPECT_EQ(SlurmNodeCondition("IDLE+POWERED_DOWN"), NodeCondition::kDrained);
+  EXPECT_EQ(SlurmNodeCondition("DOWN"), NodeCondition::kDown);
+  EXPECT_EQ(SlurmNodeCondition("DOWN+DRAIN"), NodeCondition::kDown);
+  EXPECT_EQ(SlurmNodeCondition("DOWN*+NOT_RESPONDING"), NodeCondition::kDown);
+  EXPECT_EQ(SlurmNodeCondition("IDLE+NOT_RESPONDING"), NodeCondition::kDown);
+  EXPECT_EQ(SlurmNodeCondition("FAIL"), NodeCondition::kDown);
+  auto nodes = ParseScontrolNodes(Fixture("scontrol_show_node.txt"));
+  ASSERT_TRUE(nodes.ok());
+  EXPECT_EQ(SlurmNodeCondition((*nodes)[2].state), NodeCondition::kDrained);  // t4-0 IDLE+DRAIN
 }
 
 TEST(RunArgv, CapturesOutputExitCodeAndTimesOut) {

@@ -8,8 +8,10 @@
 // backs it with the analytic predictor; tests use TableOracle with hand-set numbers).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "hase/base/status.h"
 #include "hase/sched/cluster.h"
@@ -37,6 +39,16 @@ class LatencyOracle {
 
   // The co-location model this oracle's predictions assume.
   virtual const ContentionModel& contention() const = 0;
+
+  // The dims after the batch of `model`'s first input as the model itself declares them
+  // ({3, 640, 640} for YOLOv8), what a task that states no input shape is priced at.
+  // Errors: Unsupported when the oracle has no model file to read (a latency table: the
+  // default), NotFound (no such model), InvalidArgument when a dim is not fixed in the model
+  // (the caller must state the shape), the reader's errors otherwise.
+  virtual Result<std::vector<int64_t>> DeclaredInputShape(const std::string& model) const {
+    return Status::Unsupported("this latency oracle has no model file to read the input shape of '" + model +
+                               "' from");
+  }
 };
 
 // An oracle from a hand-set table keyed by (ProfileKey(task) or task model, type name). Lookup

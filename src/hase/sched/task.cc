@@ -22,11 +22,28 @@ std::string ModelFamily(const std::string& model) {
   return family.empty() ? "other" : family;
 }
 
+std::vector<int64_t> InputDims(const Task& task) {
+  if (!task.input_shape.empty()) return task.input_shape;
+  if (task.input_size <= 0) return {};
+  return {3, task.input_size, task.input_size};
+}
+
+std::string InputShapeText(const std::vector<int64_t>& dims) {
+  std::string s;
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "x" : "") + std::to_string(dims[i]);
+  return s;
+}
+
 std::string ProfileKey(const Task& task) {
+  const std::vector<int64_t> dims = InputDims(task);
+  // {3, N, N} keeps the key latency tables were written with ("resnet50|8|224").
+  const std::string input = dims.empty() ? "0"
+                            : (dims.size() == 3 && dims[0] == 3 && dims[1] == dims[2]) ? std::to_string(dims[1])
+                                                                                        : InputShapeText(dims);
   if (!task.runtime.empty()) {
-    return fmt::format("{}|{}|{}|{}", task.model, task.batch_size, task.input_size, task.runtime);
+    return fmt::format("{}|{}|{}|{}", task.model, task.batch_size, input, task.runtime);
   }
-  return fmt::format("{}|{}|{}", task.model, task.batch_size, task.input_size);
+  return fmt::format("{}|{}|{}", task.model, task.batch_size, input);
 }
 
 }  // namespace hase::sched

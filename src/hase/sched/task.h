@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace hase::sched {
 
@@ -16,7 +17,10 @@ struct Task {
   std::string model;        // zoo name ("resnet50") or ONNX path
   std::string family;       // model family ("resnet", "yolo", "vgg", …); colours the Gantt chart
   int64_t batch_size = 1;   // samples per batch
-  int64_t input_size = 224; // square input side, pixels (H = W)
+  int64_t input_size = 224; // square input side, pixels (H = W); 0 = the model's own (the
+                            // static dims its ONNX declares), when input_shape is empty too
+  std::vector<int64_t> input_shape;  // dims of the model's first input after the batch, e.g.
+                                     // {3, 640, 640}; wins over input_size when not empty
   int64_t num_batches = 1;  // batches to run, >= 1
   double arrival_ms = 0;    // when the task enters the queue, ms
   int priority = 0;         // higher runs first among waiting tasks; ties by arrival then id
@@ -32,7 +36,15 @@ struct Task {
 std::string ModelFamily(const std::string& model);
 
 // The part of a task its latency depends on: "model|batch|input", plus "|runtime" when the
-// task names one. Oracles cache by it.
+// task names one. Oracles cache by it. input is the side N for a {3, N, N} input (input_shape or
+// input_size), "CxHxW" for any other input_shape, and 0 for the model's own.
 std::string ProfileKey(const Task& task);
+
+// The input dims after the batch a task is priced at: input_shape, else {3, input_size,
+// input_size}; empty when both say "the model's own" (input_size 0).
+std::vector<int64_t> InputDims(const Task& task);
+
+// "3x640x640" for {3, 640, 640}; "" for none.
+std::string InputShapeText(const std::vector<int64_t>& dims);
 
 }  // namespace hase::sched

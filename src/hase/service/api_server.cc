@@ -98,7 +98,8 @@ json GpuJson(const GpuView& g) {
             {"label", g.label},
             {"mig_profile", g.mig_profile.empty() ? json(nullptr) : json(g.mig_profile)},
             {"type", g.type},
-            {"health", g.failed ? "failed" : "ok"},
+            {"health", g.failed ? "failed" : g.drained ? "drained" : "ok"},
+            {"health_reason", g.failed || g.drained ? json(g.health_reason) : json(nullptr)},
             {"running", g.running},
             {"queued", g.queued},
             {"memory_mib", g.memory_mib},
@@ -235,7 +236,8 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions option
     Result<Advice> a = daemon_.Advise(*spec);
     if (!a.ok()) return SendError(res, a.status());
     SendJson(res, 200, json{{"gpu", a->gpu}, {"node", a->node}, {"index", a->index}, {"gpu_type", a->gpu_type},
-                            {"native", a->native}, {"predicted_end_s", a->predicted_end_s}});
+                            {"native", a->native}, {"predicted_end_s", a->predicted_end_s},
+                            {"input_shape", a->input_shape.empty() ? json(nullptr) : json(a->input_shape)}});
   });
   get("/v1/tasks", kRead, [this](const httplib::Request& req, httplib::Response& res) {
     std::optional<TaskState> state;
@@ -336,6 +338,67 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions option
     Result<int> n = daemon_.MarkNodeFailed(req.matches[1].str(), *reason);
     if (!n.ok()) return SendError(res, n.status());
     SendJson(res, 200, json{{"requeued", *n}});
+  });
+  // {"reason": "...", "requeue": false}: drained GPUs take nothing new; running tasks finish
+  // unless requeue (then stopped and re-queued, as fail does).
+  auto drain_of = [](const httplib::Request& req) -> Result<std::pair<std::string, bool>> {
+    HASE_ASSIGN_OR_RETURN(json body, SmallBody(req, {"reason", "requeue"}));
+    std::pair<std::string, bool> out{"", false};
+    if (body.contains("reason") && !body["reason"].is_null()) {
+      if (!body["reason"].is_string()) {
+        return Status::InvalidArgument("must be a string, not " + DescribeJsonValue(body["reason"]), "field 'reason'");
+      }
+      out.first = body["reason"].get<std::string>();
+    }
+    if (body.contains("requeue") && !body["requeue"].is_null()) {
+      if (!body["requeue"].is_boolean()) {
+        return Status::InvalidArgument("must be true or false, not " + DescribeJsonValue(body["requeue"]),
+                                       "field 'requeue'",
+                                       "false (default): running tasks finish; true: they are stopped and re-queued");
+      }
+      out.second = body["requeue"].get<bool>();
+    }
+    return out;
+  };
+  post(R"(/v1/gpus/(\d+)/drain)", kMutate, [this, drain_of](const httplib::Request& req, httplib::Response& res) {
+    Result<int> gpu = GpuIdOf(req);
+    if (!gpu.ok()) return SendError(res, gpu.status());
+    Result<std::pair<std::string, bool>> d = drain_of(req);
+    if (!d.ok()) return SendError(res, d.status());
+    Result<int> n = daemon_.DrainGpu(*gpu, d->first, d->second);
+    if (!n.ok()) return SendError(res, n.status());
+    SendJson(res, 200, json{{"drained", 1}, {"requeued", *n}});
+  });
+  post(R"(/v1/nodes/([^/]+)/drain)", kMutate, [this, drain_of](const httplib::Request& req, httplib::Response& res) {
+    Result<std::pair<std::string, bool>> d = drain_of(req);
+    if (!d.ok()) return SendError(res, d.status());
+    const std::string node = req.matches[1].str();
+    Result<int> n = daemon_.DrainNode(node, d->first, d->second);
+    if (!n.ok()) return SendError(res, n.status());
+    int gpus = 0;
+    for (const GpuView& g : daemon_.Gpus()) gpus += g.node == node;
+    SendJson(res, 200, json{{"drained", gpus}, {"requeued", *n}});
+  });
+  post(R"(/v1/gpus/(\d+)/resume)", kMutate, [this](const httplib::Request& req, httplib::Response& res) {
+    Result<int> gpu = GpuIdOf(req);
+    if (!gpu.ok()) return SendError(res, gpu.status());
+    Status st = daemon_.RecoverGpu(*gpu);
+    if (!st.ok()) return SendError(res, st);
+    SendJson(res, 200, json{{"resumed", 1}});
+  });
+  auto node_resume = [this](const httplib::Request& req, httplib::Response& res) {
+    Result<int> n = daemon_.RecoverNode(req.matches[1].str());
+    if (!n.ok()) return SendError(res, n.status());
+    SendJson(res, 200, json{{"resumed", *n}});
+  };
+  post(R"(/v1/nodes/([^/]+)/resume)", kMutate, node_resume);
+  post(R"(/v1/nodes/([^/]+)/recover)", kMutate, node_resume);
+  post(R"(/v1/tasks/(\d+)/heartbeat)", kMutate, [this](const httplib::Request& req, httplib::Response& res) {
+    Result<int64_t> id = IdOf(req);
+    if (!id.ok()) return SendError(res, id.status());
+    Result<double> until = daemon_.Heartbeat(*id);
+    if (!until.ok()) return SendError(res, until.status());
+    SendJson(res, 200, json{{"id", *id}, {"lease_expires_s", std::isfinite(*until) ? json(*until) : json(nullptr)}});
   });
   get("/metrics", kRead, [this](const httplib::Request&, httplib::Response& res) {
     const GuardedServer::Stats c = server_->stats();

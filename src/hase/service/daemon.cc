@@ -1,6 +1,7 @@
-// The daemon's core: queue, policy passes, launches and their ends, the journal, GPU/node
-// failures. What it reports (views, /metrics, why) is in daemon_report.cc; placements asked
-// from outside the queue (the extender's filter/bind, /v1/advise) in daemon_external.cc.
+// The daemon's core: queue, policy passes, launches, the journal. What backends report (ends,
+// node health) and GPU/node failures are in daemon_reconcile.cc; what it reports (views,
+// /metrics, why) in daemon_report.cc; placements asked from outside the queue (the extender's
+// filter/bind, /v1/advise) in daemon_external.cc.
 #include "hase/service/daemon.h"
 
 #include <algorithm>
@@ -28,8 +29,6 @@ using internal::UnpredictableModel;
 
 // RefreshGpusLocked: an overrunning task is assumed to need this × its overrun more.
 constexpr double kOverrunRemainingFraction = 0.5;
-
-constexpr int kFailedGpuTaskId = -2;  // holder of a failed GPU's phantom reservation
 
 DaemonOptions WithDefaults(DaemonOptions o) {
   if (!o.now_s) o.now_s = telemetry::WallClockSeconds;
@@ -180,34 +179,7 @@ Status Daemon::Start() {
                                           r->spec.memory_mib > 0 ? r->spec.memory_mib : p.memory_mib, p.demand,
                                           p.isolated_ms});
   }
-  // Launches that outlived the previous daemon (processes, Slurm jobs).
-  if (backend_) {
-    std::vector<LaunchRequest> requests;
-    std::vector<int64_t> handles;
-    for (auto& [id, r] : tasks_) {
-      if (r.state != TaskState::kRunning || !LaunchableLocked(r)) continue;
-      requests.push_back(LaunchRequestLocked(r));
-      handles.push_back(r.pid);
-    }
-    std::vector<Result<Backend::Recovered>> found = backend_->Recover(requests, handles);
-    for (size_t i = 0; i < requests.size() && i < found.size(); ++i) {
-      const int64_t id = requests[i].task_id;
-      TaskRecord& r = tasks_.at(id);
-      if (!found[i].ok()) {
-        r.pid = 0;  // never launched: LaunchLocked launches it below
-        changed.push_back(id);
-      } else if (found[i]->end) {
-        TaskEnd end = *found[i]->end;
-        if (end.ended_s <= 0) end.ended_s = now;
-        lock.unlock();
-        OnEnd(id, r.attempts, end);
-        lock.lock();
-      } else {
-        r.pid = found[i]->handle;
-        changed.push_back(id);
-      }
-    }
-  }
+  RecoverLaunchesLocked(lock, now, changed);  // launches that outlived the previous daemon
   for (size_t g = 0; g < cluster_.gpus.size(); ++g) policy_->OnGpuChanged(state_, static_cast<int>(g));
   HASE_RETURN_IF_ERROR(PersistLocked(changed));
   LaunchLocked(changed);
@@ -215,9 +187,10 @@ Status Daemon::Start() {
   stop_ = false;
   dirty_ = true;
   if (backend_) {
+    backend_->SetStartCallback([this](int64_t id, int attempt, const TaskStart& s) { OnStart(id, attempt, s); });
     HASE_RETURN_IF_ERROR(backend_->Start(
         [this](int64_t id, int attempt, const TaskEnd& end) { OnEnd(id, attempt, end); },
-        [this](const std::string& node, bool healthy, const std::string& reason) { OnNode(node, healthy, reason); }));
+        [this](const std::string& node, NodeCondition c, const std::string& reason) { OnNode(node, c, reason); }));
   }
   thread_ = std::thread([this] { Loop(); });
   return Status::OK();
@@ -336,9 +309,11 @@ void Daemon::RefreshGpusLocked(double now) {
 
 void Daemon::PassLocked(double now) {
   state_.now_ms = ToMs(now);
+  FollowPodDevicesLocked(now);  // pods on the GPU they really got (daemon_external.cc)
   RefreshGpusLocked(now);
   // A journal that cannot take the last changes takes no placement either.
   if (!FlushUnsyncedLocked().ok()) return;
+  ExpireLeasesLocked(now);
   policy_->BeginPass(state_);  // the previous pass's claims plan nothing any more
   std::vector<int64_t> changed;
   std::map<int64_t, TaskRecord> before;  // as journalled, for RevertLocked
@@ -463,7 +438,20 @@ LaunchRequest Daemon::LaunchRequestLocked(const TaskRecord& r) const {
   q.command = r.spec.command;
   q.node = r.node;
   q.gpu_index = r.gpu_index;
-  if (r.gpu >= 0) q.gpu_type = cluster_.types[cluster_.gpus[r.gpu].type].name;
+  q.visible_devices = std::to_string(r.gpu_index);
+  if (r.gpu >= 0) {
+    q.gpu_type = cluster_.types[cluster_.gpus[r.gpu].type].name;
+    if (cluster_.gpus[r.gpu].is_mig()) {
+      // A MIG instance: only its own MIG-… UUID names it to CUDA (the GPU index shows the
+      // GPU's first instance). "" when telemetry does not report one (LaunchRequest).
+      q.visible_devices.clear();
+      if (load_) {
+        const std::optional<telemetry::GpuObservation> obs =
+            LiveObservation(load_->table(), cluster_, mig_decls_, r.gpu, Now());
+        if (obs && obs->uuid.rfind("MIG-", 0) == 0) q.visible_devices = obs->uuid;
+      }
+    }
+  }
   q.pod = r.spec.pod;
   q.pod_uid = PodUidOfKey(r.spec.key);
   return q;
@@ -485,6 +473,9 @@ void Daemon::LaunchPendingLocked(std::unique_lock<std::mutex>& lock) {
     std::map<int64_t, LaunchRequest> batch;
     batch.swap(pending_launches_);
     std::vector<Result<int64_t>> handles;
+    if (backend_->ReportsStarts()) {
+      for (const auto& [id, q] : batch) awaiting_start_.insert(id);  // before a start can be reported
+    }
     lock.unlock();  // a launch may take a Slurm round trip; submitters and readers go on
     for (const auto& [id, q] : batch) handles.push_back(backend_->Launch(q));
     lock.lock();
@@ -539,6 +530,7 @@ void Daemon::PromoteLocked(int gpu, double now, std::vector<int64_t>& changed) {
 
 void Daemon::FinishLocked(TaskRecord& r, TaskState s, int exit_code, double now) {
   pending_launches_.erase(r.id);
+  awaiting_start_.erase(r.id);
   r.state = s;
   r.exit_code = exit_code;
   r.ended_s = now;
@@ -562,48 +554,8 @@ Status Daemon::PersistLocked(const std::vector<int64_t>& ids) {
   return st;
 }
 
-void Daemon::OnEnd(int64_t id, int attempt, const TaskEnd& end) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = tasks_.find(id);
-  if (it == tasks_.end()) return;
-  TaskRecord& r = it->second;
-  if (r.state != TaskState::kRunning || r.attempts != attempt) return;  // cancelled / re-queued meanwhile
-  std::vector<int64_t> changed{id};
-  const int gpu = r.gpu;
-  const double ended_s = end.ended_s;
-  switch (end.kind) {
-    case TaskEnd::Kind::kExited:
-      RemoveFromGpuLocked(r);
-      FinishLocked(r, end.exit_code == 0 ? TaskState::kSucceeded : TaskState::kFailed, end.exit_code, ended_s);
-      if (end.exit_code != 0) r.reason = end.reason.empty() ? "non-zero exit code" : end.reason;
-      break;
-    case TaskEnd::Kind::kCancelled:
-      RemoveFromGpuLocked(r);
-      FinishLocked(r, TaskState::kCancelled, end.exit_code, ended_s);
-      r.reason = end.reason;
-      break;
-    case TaskEnd::Kind::kLost:
-      RequeueTaskLocked(r, end.reason);
-      metrics_.CountRequeued(1);
-      break;
-  }
-  state_.now_ms = ToMs(ended_s);
-  PromoteLocked(gpu, ended_s, changed);
-  if (PersistLocked(changed).ok()) LaunchLocked(changed);
-  dirty_ = true;
-  cv_.notify_all();
-}
-
-void Daemon::OnNode(const std::string& node, bool healthy, const std::string& reason) {
-  if (healthy) {
-    (void)RecoverNode(node);
-  } else {
-    (void)MarkNodeFailed(node, reason);
-  }
-}
-
 Result<TaskStore::Inserted> Daemon::Submit(const TaskSpec& submitted) {
-  TaskSpec spec = submitted;
+  HASE_ASSIGN_OR_RETURN(TaskSpec spec, WithInputShape(submitted));
   if (spec.runtime.empty()) spec.runtime = options_.default_runtime;
   // Refused at the door, before anything is journalled: what could never be placed.
   if (spec.gpus != 1) {
@@ -613,7 +565,7 @@ Result<TaskStore::Inserted> Daemon::Submit(const TaskSpec& submitted) {
   {
     TaskRecord probe;
     probe.spec = spec;
-    if (Status s = CheckPredictable(probe.ToSchedTask()); !s.ok()) return UnpredictableModel(spec.model, s);
+    if (Status s = CheckPredictable(probe.ToSchedTask()); !s.ok()) return UnpredictableModel(spec, s, DeclaredShapeText(spec.model));
   }
   Result<TaskStore::Inserted> inserted = store_->Insert(spec, Now());
   std::lock_guard<std::mutex> lock(mu_);
@@ -720,111 +672,6 @@ Result<TaskRecord> Daemon::Complete(int64_t id, int exit_code) {
   end.ended_s = Now();
   OnEnd(id, attempt, end);
   return *Get(id);
-}
-
-int Daemon::RequeueGpuLocked(int gpu, const std::string& reason, double now, std::vector<int64_t>& changed) {
-  sched::GpuState& g = state_.gpus[gpu];
-  std::vector<int> ids;
-  for (const auto& rt : g.running) ids.push_back(rt.task_id);
-  for (const auto& q : g.queued) ids.push_back(q.task_id);
-  for (int id : ids) {
-    TaskRecord& r = tasks_.at(id);
-    if (r.state == TaskState::kRunning && backend_ && ExecutesOn(r.gpu)) backend_->Cancel(id, r.attempts);
-    changed.push_back(id);
-    if (!r.spec.pod.empty()) {
-      // A pod cannot move: it is deleted (above) and its controller recreates it, which
-      // kube-scheduler places anew through the extender.
-      RemoveFromGpuLocked(r);
-      FinishLocked(r, TaskState::kCancelled, -1, now);
-      r.reason = reason + "; its pod was deleted";
-      continue;
-    }
-    RequeueTaskLocked(r, reason);
-  }
-  if (g.reservation) {
-    auto it = tasks_.find(g.reservation->task_id);
-    if (it != tasks_.end()) policy_->Forget(it->second.ToSchedTask(), state_);
-    g.reservation.reset();
-  }
-  metrics_.CountRequeued(static_cast<int>(ids.size()));
-  return static_cast<int>(ids.size());
-}
-
-void Daemon::RequeueTaskLocked(TaskRecord& r, const std::string& reason) {
-  pending_launches_.erase(r.id);
-  RemoveFromGpuLocked(r);
-  r.state = TaskState::kQueued;
-  r.gpu = r.gpu_index = -1;
-  r.node.clear();
-  r.placed_s = r.started_s = 0;
-  r.pid = 0;
-  r.reason = "re-queued: " + reason;
-  queue_.insert(KeyOf(r));
-}
-
-Result<int> Daemon::MarkGpuFailed(int gpu, const std::string& reason) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (gpu < 0 || gpu >= static_cast<int>(cluster_.gpus.size())) return Status::NotFound("no GPU " + std::to_string(gpu));
-  HASE_RETURN_IF_ERROR(FlushUnsyncedLocked());
-  std::vector<int64_t> changed;
-  if (!failed_gpus_.count(gpu)) failed_gpus_[gpu] = cluster_.gpus[gpu].memory_mib;
-  state_.gpus[gpu].memory_mib = -1;  // every Filter: cannot host
-  const std::string why = "GPU " + cluster_.GpuLabel(gpu) + " failed" + (reason.empty() ? "" : ": " + reason);
-  int n = RequeueGpuLocked(gpu, why, Now(), changed);
-  // A phantom reservation keeps policies that evaluate "one idle GPU per type" from picking
-  // the failed GPU as its type's representative (and then skipping its healthy twins).
-  sched::Reservation phantom;
-  phantom.task_id = kFailedGpuTaskId;
-  phantom.start_ms = kInf;
-  state_.gpus[gpu].reservation = phantom;
-  policy_->OnGpuChanged(state_, gpu);
-  HASE_RETURN_IF_ERROR(PersistLocked(changed));
-  dirty_ = true;
-  cv_.notify_all();
-  return n;
-}
-
-Result<int> Daemon::MarkNodeFailed(const std::string& node, const std::string& reason) {
-  std::vector<int> gpus;
-  for (const sched::Gpu& g : cluster_.gpus) {
-    if (g.node == node) gpus.push_back(g.id);
-  }
-  if (gpus.empty()) return Status::NotFound("no node '" + node + "' in the cluster");
-  int n = 0;
-  for (int g : gpus) {
-    HASE_ASSIGN_OR_RETURN(int k, MarkGpuFailed(g, "node " + node + " failed" + (reason.empty() ? "" : ": " + reason)));
-    n += k;
-  }
-  return n;
-}
-
-Status Daemon::RecoverGpu(int gpu) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = failed_gpus_.find(gpu);
-  if (it == failed_gpus_.end()) return Status::NotFound("GPU " + std::to_string(gpu) + " is not marked failed");
-  state_.gpus[gpu].memory_mib = it->second;
-  state_.gpus[gpu].reservation.reset();
-  failed_gpus_.erase(it);
-  policy_->OnGpuChanged(state_, gpu);
-  dirty_ = true;
-  cv_.notify_all();
-  return Status::OK();
-}
-
-Result<int> Daemon::RecoverNode(const std::string& node) {
-  std::vector<int> gpus;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (const sched::Gpu& g : cluster_.gpus) {
-      if (g.node == node && failed_gpus_.count(g.id)) gpus.push_back(g.id);
-    }
-  }
-  bool known = false;
-  for (const sched::Gpu& g : cluster_.gpus) known = known || g.node == node;
-  if (!known) return Status::NotFound("no node '" + node + "' in the cluster");
-  int n = 0;
-  for (int g : gpus) n += RecoverGpu(g).ok() ? 1 : 0;
-  return n;
 }
 
 std::vector<double> Daemon::CompletionsLocked(const sched::Task& task, const sched::CycleState& cycle) const {

@@ -1,7 +1,9 @@
 // Daemon: the scheduler behind `hase serve` — a durable queue, live GPU load, the simulator's
 // policy code, an optional backend that runs what it places (backend.h: local executor, Slurm,
 // Kubernetes), and the state the REST API and the Kubernetes extender read. Files: daemon.cc
-// (core), daemon_report.cc (views, /metrics, why), daemon_external.cc (extender, advise, bind).
+// (core: queue, passes, launches), daemon_reconcile.cc (what backends report: ends, node
+// health, failures, recovery), daemon_report.cc (views, /metrics, why), daemon_external.cc
+// (extender, advise, bind).
 //
 // Flow. Submit() commits the task to the journal (TaskStore) and returns; a scheduler thread
 // then runs policy cycles (sched::Policy::Schedule + Commit, the same code `hase simulate`
@@ -41,13 +43,29 @@
 // written before the launch, the launch's handle after it), so a `kill -9` at any moment loses
 // and duplicates nothing.
 //
-// Failures. MarkGpuFailed / MarkNodeFailed kill what runs there and re-queue every task
-// placed there (attempts + 1); failed GPUs get capacity -1 MiB so every Filter rejects them
-// until RecoverGpu, plus a phantom reservation (task id -2, start +inf) so policies that
-// evaluate one idle GPU per type never take a failed GPU as its type's representative.
-// Failure marks live in memory only (a restart brings every GPU back). Tasks the policy
-// rejects while some GPU is failed stay queued. A backend that watches node health (Slurm:
-// DRAIN/DOWN) calls MarkNodeFailed / RecoverNode itself.
+// Failures and drains. MarkGpuFailed / MarkNodeFailed kill what runs there and re-queue every
+// task placed there (attempts + 1 at its next placement). DrainGpu / DrainNode place nothing
+// new there and let running tasks finish (tasks bound to its local queue, not yet started, are
+// re-queued, as are launches a backend has not seen start, e.g. Slurm jobs that still pend);
+// with `requeue` they also stop and re-queue what runs, as a failure does. Failed
+// and drained GPUs get capacity -1 MiB so every Filter rejects them until RecoverGpu, plus a
+// phantom reservation (task id -2, start +inf) so policies that evaluate one idle GPU per type
+// never take one as its type's representative. The marks live in memory only (a restart
+// brings every GPU back). Tasks the policy rejects while some GPU is failed or drained stay
+// queued. A backend that watches node health calls OnNode: drained (Slurm DRAIN) → DrainNode,
+// down (Slurm DOWN, NOT_RESPONDING, FAIL) → MarkNodeFailed, usable → RecoverNode.
+//
+// Where tasks really run. A backend that reads placements back (Slurm: the GPU index its GRES
+// gave, and the job's StartTime) reports them; the daemon moves the task to that GPU in its
+// state and journal (decision log: a `move` line) and takes that start time. Ends carry the
+// backend's end time (Slurm's EndTime, the executor's exit file), so a task that started or
+// ended while hase was down is recorded with its real times.
+//
+// Outside runners. A running task that no backend of this daemon runs (no command, or its GPU
+// is not the backend's) is run by someone else, who reports its end (Complete). It holds its
+// GPU until then or until its lease runs out: DaemonOptions::outside_lease_s after its start,
+// its last Heartbeat or this daemon's start, whichever is latest; then it fails with a reason
+// and frees the GPU.
 //
 // Full disk. A journal write that fails marks the daemon degraded (Health names the error).
 // A placement whose write failed is undone: the task is queued in memory as in the journal and
@@ -108,6 +126,9 @@ struct DaemonOptions {
   // Runtime journalled with a task that names none (`hase serve --runtime`), so a restart with
   // another --runtime does not re-price queued tasks; "" = leave it empty (latency tables).
   std::string default_runtime;
+  // A task run by an outside runner (see file comment) fails when neither Complete nor
+  // Heartbeat came for this long, seconds; 0 = never (`hase serve --outside-lease`).
+  double outside_lease_s = 3600;
   // Affects performance.
   double tick_s = 1.0;          // a cycle runs at least this often even without events, s
   int max_cycles_per_pass = 256;  // most queued tasks offered per pass (queue head first)
@@ -160,7 +181,9 @@ struct GpuView {
   std::string label;      // Cluster::GpuLabel: "node/0", "node/0/mig2-1g.5gb"
   std::string mig_profile;  // MIG instance: its profile, "1g.5gb"; "" = whole GPU
   std::string type;
-  bool failed = false;
+  bool failed = false;    // marked failed (MarkGpuFailed, its node down)
+  bool drained = false;   // drained (DrainGpu, Slurm DRAIN): running tasks finish, none start
+  std::string health_reason;  // why it is failed or drained ("" = healthy or none given)
   int running = 0, queued = 0;
   double memory_mib = 0;          // catalog capacity, MiB
   double memory_used_mib = 0;     // DCGM's FB_USED when live memory is in use, else hase's tasks
@@ -183,6 +206,7 @@ struct Advice {
   std::string gpu_type;         // catalog type
   std::string native;           // the backend's name for it ("gpu:a100:1" under Slurm), or ""
   double predicted_end_s = 0;   // predicted completion if started now, wall seconds
+  std::string input_shape;      // the input it was priced at, "3x640x640"; "" = the table's row
 };
 
 struct DaemonHealth {
@@ -231,12 +255,25 @@ class Daemon {
   // task is not running.
   Result<TaskRecord> Complete(int64_t id, int exit_code);
 
+  // An outside runner renews the lease of running task `id` (see file comment). Returns when
+  // the lease now runs out (wall s). NotFound as Cancel; Conflict when the task is not running
+  // or is run by this daemon's backend (it has no lease).
+  Result<double> Heartbeat(int64_t id);
+
   // GPU/node failure handling (see file comment). NotFound for an unknown GPU/node. Returns the
   // number of tasks re-queued.
   Result<int> MarkGpuFailed(int gpu, const std::string& reason);
   Result<int> MarkNodeFailed(const std::string& node, const std::string& reason);
+  // Drains a GPU or node (see file comment): nothing new is placed there; running tasks finish
+  // unless `requeue` (then they are stopped and re-queued as by MarkGpuFailed). Idempotent; a
+  // failed GPU becomes drained. Returns the number of tasks re-queued (bound ones included).
+  // NotFound for an unknown GPU/node.
+  Result<int> DrainGpu(int gpu, const std::string& reason, bool requeue);
+  Result<int> DrainNode(const std::string& node, const std::string& reason, bool requeue);
+  // Puts a failed or drained GPU back in service. NotFound when it is neither.
   Status RecoverGpu(int gpu);
-  // RecoverGpu for every failed GPU of `node`; returns how many came back. NotFound (node).
+  // RecoverGpu for every failed or drained GPU of `node`; returns how many came back.
+  // NotFound (node).
   Result<int> RecoverNode(const std::string& node);
 
   // The plan of the whole queue made after the last pass (live_plan.h; planned on its own
@@ -249,10 +286,25 @@ class Daemon {
   std::string MetricsText() const;
   DaemonHealth Health() const;
 
+  // The spec with the input it is priced at filled in (TaskSpec::input_shape): a stated
+  // input_shape is kept; a stated input_size N becomes {C, N, N} with the channels the model
+  // declares (3 when no ONNX can be read); neither becomes the shape the model's ONNX declares
+  // (LatencyOracle::DeclaredInputShape: YOLOv8 3x640x640). Where the oracle reads no ONNX (a
+  // latency table) an unstated shape stays empty: the table's row for the model prices it,
+  // whatever shape that row was measured at. Submit, Advise and the extender call it first.
+  // Errors: InvalidArgument (field input_shape) when the model's ONNX leaves a dim open
+  // ("3xheightxwidth"), so the request must state the shape. An unknown model is not an error
+  // here (Submit's predictability check names it).
+  Result<TaskSpec> WithInputShape(const TaskSpec& spec) const;
+  // The input `model`'s ONNX declares, "3x640x640"; "" when it cannot be read.
+  std::string DeclaredShapeText(const std::string& model) const;
+
   // --- For the Kubernetes extender (extender.h) ---
+  // Whether `node` takes new work (Backend::AcceptsNewWork: false while cordoned in Kubernetes).
+  bool AcceptsNewWork(const std::string& node) const;
   // Predicted completion (wall seconds) of `task` on each GPU of the cluster, or +inf where it
-  // cannot run (failed GPU, too little memory, no profile). Uses the policy's oracle and
-  // contention model on the live state.
+  // cannot run (failed GPU, too little memory, no profile, a node that takes no new work). Uses
+  // the policy's oracle and contention model on the live state.
   std::vector<double> PredictCompletion(const sched::Task& task) const;
   // OK when the oracle can price `task` on at least one GPU type of the cluster; otherwise the
   // oracle's error for the first type (e.g. NotFound: the model is not in the model directory).
@@ -270,6 +322,14 @@ class Daemon {
   // --kube-api), and the backend's error when the binding fails, in which case nothing stays
   // journalled (the pod is still pending; kube-scheduler retries it).
   Result<TaskRecord> BindExternal(const TaskSpec& spec, const std::string& node);
+  // kube-scheduler's retry of a /bind for a pod BindExternal already journalled (same key):
+  // confirmed on `node` → the task, no API call; sent to `node` but unconfirmed (pid 0: no
+  // answer within the bind budget) → the backend's Launch again (the API server refuses a
+  // second binding); unconfirmed on another node while the pod is still unbound → the row is
+  // erased and the pod bound to `node` (BindExternal). Never journals a second row. Errors:
+  // InvalidArgument (bound to another node), Conflict (a bind of it is in flight), NotFound
+  // (no unended task for the key), the backend's error.
+  Result<TaskRecord> RetryBindExternal(const TaskSpec& spec, const std::string& node);
 
   const sched::Cluster& cluster() const { return cluster_; }
   // The decision logger (DaemonOptions::logger; a null sink when none was given).
@@ -298,6 +358,9 @@ class Daemon {
   void Loop();
   void PassLocked(double now);                       // requires mu_
   void RefreshGpusLocked(double now);                // requires mu_
+  // Moves each running pod's task to the GPU of its node that dcgm-exporter's pod labels say
+  // the pod got (the device plugin picks the device, not hase), in state and journal.
+  void FollowPodDevicesLocked(double now);           // requires mu_ (daemon_external.cc)
   void PromoteLocked(int gpu, double now, std::vector<int64_t>& changed);  // requires mu_
   void LaunchLocked(const std::vector<int64_t>& ids);                      // requires mu_
   LaunchRequest LaunchRequestLocked(const TaskRecord& r) const;             // requires mu_
@@ -314,8 +377,24 @@ class Daemon {
   Status FlushUnsyncedLocked();  // requires mu_
   // Undoes this pass's placements of `ids` after their write failed: back to `before`.
   void RevertLocked(const std::map<int64_t, TaskRecord>& before);  // requires mu_
+  // daemon_reconcile.cc: what the backend reports, failures, drains, leases, recovery.
   void OnEnd(int64_t id, int attempt, const TaskEnd& end);
-  void OnNode(const std::string& node, bool healthy, const std::string& reason);
+  void OnStart(int64_t id, int attempt, const TaskStart& start);
+  void OnNode(const std::string& node, NodeCondition condition, const std::string& reason);
+  // Takes the backend's start of running `r`: its start time, and its GPU (moved there in
+  // state_ when it differs from hase's choice). Returns whether `r` changed. Requires mu_.
+  bool ApplyStartLocked(TaskRecord& r, const TaskStart& start);
+  // Closes `gpu` to placement (capacity -1, phantom reservation). Requires mu_.
+  void HoldGpuLocked(int gpu);
+  int DrainGpuLocked(int gpu, const std::string& reason, bool requeue, double now,
+                     std::vector<int64_t>& changed);  // requires mu_
+  // Whether running `r` is run by an outside runner (it has a lease). Requires mu_.
+  bool OutsideLocked(const TaskRecord& r) const;
+  // Ends outside tasks whose lease ran out (a pass calls it). Requires mu_.
+  void ExpireLeasesLocked(double now);
+  // Start(): asks the backend what became of each launch journalled running; releases `lock`
+  // around OnEnd. Adds to `changed`. Requires mu_ (held by `lock`).
+  void RecoverLaunchesLocked(std::unique_lock<std::mutex>& lock, double now, std::vector<int64_t>& changed);
   Result<sched::TaskProfile> ProfileOnLocked(const TaskRecord& r, int gpu) const;  // requires mu_
   sched::CycleState CycleForLocked(const sched::Task& t) const;                    // requires mu_
   bool ExecutesOn(int gpu) const;
@@ -365,7 +444,14 @@ class Daemon {
   std::string journal_error_;                        // guarded by mu_: last failed write, "" = ok
   int64_t journal_failures_ = 0;                     // guarded by mu_: failed writes since start
   std::set<QueueKey> queue_;                        // guarded by mu_, queued tasks
-  std::map<int, double> failed_gpus_;               // guarded by mu_: id → original memory
+  // guarded by mu_: id → original memory of every GPU closed to placement (failed or drained)
+  std::map<int, double> failed_gpus_;
+  std::map<int, std::string> drained_;              // guarded by mu_: drained GPU → reason
+  std::map<int, std::string> failed_why_;           // guarded by mu_: failed GPU → reason
+  std::map<int64_t, double> lease_renewed_;         // guarded by mu_: outside task → last Heartbeat
+  // guarded by mu_: launched by a backend that ReportsStarts, its start not reported yet (a
+  // Slurm job that pends): draining its GPU re-places it.
+  std::set<int64_t> awaiting_start_;
   // What the last refresh took from telemetry for one GPU (RefreshGpusLocked).
   struct LiveGpu {
     bool load_used = false;         // a reading (or its stand-in) entered the pass

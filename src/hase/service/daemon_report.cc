@@ -33,7 +33,10 @@ std::vector<GpuView> Daemon::Gpus() const {
     v.label = cluster_.GpuLabel(g.id);
     v.mig_profile = g.mig_profile;
     v.type = cluster_.types[g.type].name;
-    v.failed = failed_gpus_.count(g.id) > 0;
+    v.drained = drained_.count(g.id) > 0;
+    v.failed = failed_gpus_.count(g.id) > 0 && !v.drained;
+    if (auto it = drained_.find(g.id); it != drained_.end()) v.health_reason = it->second;
+    if (auto it = failed_why_.find(g.id); it != failed_why_.end()) v.health_reason = it->second;
     v.running = static_cast<int>(s.running.size());
     v.queued = static_cast<int>(s.queued.size());
     v.memory_mib = g.memory_mib;
@@ -68,7 +71,11 @@ DaemonHealth Daemon::Health() const {
     h.reasons.insert(h.reasons.end(), t.notes.begin(), t.notes.end());
   }
   std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& [g, mem] : failed_gpus_) h.reasons.push_back("GPU " + cluster_.GpuLabel(g) + " marked failed");
+  for (const auto& [g, mem] : failed_gpus_) {
+    auto d = drained_.find(g);
+    h.reasons.push_back("GPU " + cluster_.GpuLabel(g) + (d != drained_.end() ? " drained" : " marked failed") +
+                        (d != drained_.end() && !d->second.empty() ? ": " + d->second : ""));
+  }
   if (!journal_error_.empty()) {
     h.degraded = true;
     h.reasons.push_back(fmt::format(
@@ -99,8 +106,10 @@ std::string Daemon::MetricsText() const {
     out += fmt::format("hase_tasks{{state=\"{}\"}} {}\n", s, by_state[s]);
   }
   out += "# HELP hase_gpus GPUs by health.\n# TYPE hase_gpus gauge\n";
-  out += fmt::format("hase_gpus{{health=\"ok\"}} {}\nhase_gpus{{health=\"failed\"}} {}\n",
-                     cluster_.gpus.size() - failed_gpus_.size(), failed_gpus_.size());
+  out += fmt::format("hase_gpus{{health=\"ok\"}} {}\nhase_gpus{{health=\"failed\"}} {}\n"
+                     "hase_gpus{{health=\"drained\"}} {}\n",
+                     cluster_.gpus.size() - failed_gpus_.size(), failed_gpus_.size() - drained_.size(),
+                     drained_.size());
   out += "# HELP hase_telemetry_degraded 1 when DCGM telemetry is down or stale.\n"
          "# TYPE hase_telemetry_degraded gauge\n";
   out += fmt::format("hase_telemetry_degraded {}\n", h.degraded ? 1 : 0);
@@ -136,7 +145,10 @@ std::string Daemon::GpuAndTaskSeriesLocked(double now) const {
          [&](int g) { return state_.gpus[g].running.size(); });
   family("hase_gpu_queued_tasks", "Tasks bound to the GPU's local queue.",
          [&](int g) { return state_.gpus[g].queued.size(); });
-  family("hase_gpu_failed", "1 while the GPU is marked failed.", [&](int g) { return failed_gpus_.count(g); });
+  family("hase_gpu_failed", "1 while the GPU is marked failed.",
+         [&](int g) { return failed_gpus_.count(g) - drained_.count(g); });
+  family("hase_gpu_drained", "1 while the GPU is drained (running tasks finish, none start).",
+         [&](int g) { return drained_.count(g); });
   family("hase_gpu_projected_drain_seconds", "Seconds until everything placed on the GPU is predicted to end (0: free now).",
          [&](int g) { return state_.finish_ms.empty() ? 0.0 : std::max(0.0, ToS(state_.finish_ms[g]) - now); });
   family("hase_gpu_background_sm_active", "Background SM activity (DCGM minus hase's own tasks) the last pass used, 0-1.",

@@ -31,6 +31,13 @@ std::optional<int64_t> ReadNumber(const std::string& path) {
   return std::nullopt;
 }
 
+// When `path` was last written, wall seconds; 0 when it cannot be read.
+double WrittenAt(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return 0;
+  return static_cast<double>(st.st_mtim.tv_sec) + st.st_mtim.tv_nsec * 1e-9;
+}
+
 bool Alive(int64_t pid) {
   if (pid <= 0) return false;
   if (::kill(static_cast<pid_t>(pid), 0) == 0) {
@@ -72,11 +79,13 @@ void Executor::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-Result<int64_t> Executor::Spawn(int64_t task_id, int attempt, const std::string& command, int gpu_index) {
+Result<int64_t> Executor::Spawn(int64_t task_id, int attempt, const std::string& command,
+                                const std::string& visible_devices) {
   const std::string base = Base(task_id, attempt);
   for (const char* ext : {".pid", ".exit"}) std::remove((base + ext).c_str());
   const std::string out = base + ".out", err = base + ".err";
-  const std::string cuda = std::to_string(gpu_index), id = std::to_string(task_id);
+  const std::string& cuda = visible_devices;
+  const std::string id = std::to_string(task_id);
   const std::string pid_tmp = base + ".pid.tmp", pid_file = base + ".pid";
   pid_t pid = ::fork();
   if (pid < 0) return Status::IO(std::string("fork failed: ") + std::strerror(errno), "executor");
@@ -120,9 +129,11 @@ Result<int64_t> Executor::Spawn(int64_t task_id, int attempt, const std::string&
 Result<Executor::Found> Executor::Recover(int64_t task_id, int attempt) const {
   const std::string base = Base(task_id, attempt);
   Found f;
+  f.started_s = WrittenAt(base + ".pid");
   if (auto code = ReadNumber(base + ".exit")) {
     f.exit_code = static_cast<int>(*code);
     f.pid = ReadNumber(base + ".pid").value_or(0);
+    f.ended_s = WrittenAt(base + ".exit");  // the wrapper writes it as the command ends
     return f;
   }
   auto pid = ReadNumber(base + ".pid");

@@ -2,7 +2,8 @@
 //
 // Each task runs as `/bin/sh -c <command>` in its own session (setsid), with
 //   CUDA_DEVICE_ORDER=PCI_BUS_ID   so CUDA numbers GPUs as NVML/DCGM do (`gpu` label)
-//   CUDA_VISIBLE_DEVICES=<index>   the GPU's index on its node
+//   CUDA_VISIBLE_DEVICES=<devices> the GPU's index on its node, or a MIG instance's MIG-… UUID
+//                                  (LaunchRequest::visible_devices)
 //   HASE_TASK_ID=<id>
 // stdout/stderr go to <dir>/<id>-<attempt>.out/.err. The forked child writes its pid to
 // <id>-<attempt>.pid before exec, and a small shell wrapper writes the exit code to
@@ -47,9 +48,10 @@ class Executor {
   void Start();
   void Stop();
 
-  // Spawns the command of (task_id, attempt) on GPU `gpu_index`. Returns the pid.
-  // Errors: IO when fork/exec fails or the directory is not writable.
-  Result<int64_t> Spawn(int64_t task_id, int attempt, const std::string& command, int gpu_index);
+  // Spawns the command of (task_id, attempt) with CUDA_VISIBLE_DEVICES=`visible_devices`
+  // ("2", "MIG-…"). Returns the pid. Errors: IO when fork/exec fails or the directory is not
+  // writable.
+  Result<int64_t> Spawn(int64_t task_id, int attempt, const std::string& command, const std::string& visible_devices);
 
   // After a restart: what became of (task_id, attempt)? Reads its .pid/.exit files. Returns
   // the pid to watch (the process is alive; Watch() it) or the exit code when it already
@@ -58,6 +60,8 @@ class Executor {
   struct Found {
     int64_t pid = 0;
     std::optional<int> exit_code;
+    double started_s = 0;  // when the .pid file was written (the fork), wall s; 0 = unknown
+    double ended_s = 0;    // ended: when the .exit file was written, wall s; 0 = unknown
   };
   Result<Found> Recover(int64_t task_id, int attempt) const;
   // Watches a process this executor did not spawn (adopted after a restart).

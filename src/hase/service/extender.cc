@@ -53,6 +53,13 @@ std::string NodeName(const json& node) {
   return name && name->is_string() ? name->get<std::string>() : "";
 }
 
+// A v1.Node cordoned with `kubectl cordon` (spec.unschedulable: true).
+bool Cordoned(const json& node) {
+  const json* spec = FindCaseInsensitive(node, "spec");
+  const json* u = spec ? FindCaseInsensitive(*spec, "unschedulable") : nullptr;
+  return u && u->is_boolean() && u->get<bool>();
+}
+
 // The candidates of an ExtenderArgs: names, and the full node objects when sent that way.
 struct Candidates {
   bool full = false;
@@ -138,6 +145,13 @@ Result<TaskSpec> TaskSpecFromPod(const json& pod) {
                                           {"hase.io/input-size", "input_size"}, {"hase.io/priority", "priority"}}) {
     HASE_RETURN_IF_ERROR(copy(annotation, field));
   }
+  if (const json* shape = FindCaseInsensitive(*ann, "hase.io/input-shape")) {
+    if (!shape->is_string()) {
+      return Status::InvalidArgument("must be a string such as \"3x640x640\", not " + DescribeJsonValue(*shape),
+                                     context + " annotation hase.io/input-shape");
+    }
+    body["input_shape"] = *shape;
+  }
   // GPUs and memory from the containers' resources.
   int64_t gpus = 0, gpumem = 0;
   const json* spec = FindCaseInsensitive(pod, "spec");
@@ -172,6 +186,12 @@ Result<TaskSpec> TaskSpecFromPod(const json& pod) {
   return s;
 }
 
+Result<TaskSpec> Extender::PodTask(const json* pod) const {
+  if (!pod) return Status::NotFound("no Pod");
+  HASE_ASSIGN_OR_RETURN(TaskSpec spec, TaskSpecFromPod(*pod));
+  return daemon_.WithInputShape(spec);
+}
+
 void Extender::Remember(const std::string& key, const TaskSpec& spec) {
   std::lock_guard<std::mutex> lock(mu_);
   if (pods_.size() >= kMaxRememberedPods) pods_.clear();  // bounded; filter runs again on retry
@@ -189,9 +209,15 @@ Result<json> Extender::Filter(std::string_view body) {
     return out;
   }
   const json* pod = FindCaseInsensitive(args, "Pod");
-  Result<TaskSpec> spec = pod ? TaskSpecFromPod(*pod) : Result<TaskSpec>(Status::NotFound("no Pod"));
+  Result<TaskSpec> spec = PodTask(pod);
   std::vector<bool> pass(cands->names.size(), true);
-  if (spec.ok()) {
+  if (!spec.ok() && spec.status().IsInvalidArgument() && spec.status().where() == "task field 'input_shape'") {
+    // The model leaves its input open and the pod states none: no node can price it.
+    for (size_t i = 0; i < cands->names.size(); ++i) {
+      out["FailedAndUnresolvableNodes"][cands->names[i]] = "hase: " + spec.status().message() + " (" + spec.status().hint() + ")";
+      pass[i] = false;
+    }
+  } else if (spec.ok()) {
     Remember(PodKey(*pod), *spec);
     TaskRecord tmp;
     tmp.spec = *spec;
@@ -205,11 +231,17 @@ Result<json> Extender::Filter(std::string_view body) {
     for (size_t i = 0; i < cands->names.size(); ++i) {
       const std::string& n = cands->names[i];
       auto it = c.find(n);
-      if (it == c.end()) {
+      if ((cands->full && Cordoned(cands->nodes[i])) || !daemon_.AcceptsNewWork(n)) {
+        // kube-scheduler's NodeUnschedulable filter drops these first; hase agrees when asked.
+        out["FailedNodes"][n] = "hase: node is cordoned (spec.unschedulable): nothing new is placed there";
+        pass[i] = false;
+      } else if (it == c.end()) {
         out["FailedAndUnresolvableNodes"][n] = "hase: node is not in hase's cluster file";
         pass[i] = false;
       } else if (!std::isfinite(it->second) && !predictable.ok()) {
-        out["FailedAndUnresolvableNodes"][n] = "hase: cannot predict " + spec->model + ": " + predictable.message();
+        out["FailedAndUnresolvableNodes"][n] = "hase: cannot predict " + spec->model +
+                                               (spec->input_shape.empty() ? "" : " at input " + sched::InputShapeText(spec->input_shape)) +
+                                               ": " + predictable.message();
         pass[i] = false;
       } else if (!std::isfinite(it->second)) {
         out["FailedAndUnresolvableNodes"][n] =
@@ -247,7 +279,7 @@ Result<json> Extender::Prioritize(std::string_view body) {
   Result<Candidates> cands = ReadCandidates(args);
   if (!cands.ok()) return out;  // HostPriorityList has no error field: no opinion
   const json* pod = FindCaseInsensitive(args, "Pod");
-  Result<TaskSpec> spec = pod ? TaskSpecFromPod(*pod) : Result<TaskSpec>(Status::NotFound("no Pod"));
+  Result<TaskSpec> spec = PodTask(pod);
   const double now = telemetry::WallClockSeconds();  // before predicting: ratios stay exact
   std::map<std::string, double> c;
   if (spec.ok()) {
@@ -296,16 +328,24 @@ Result<json> Extender::Bind(std::string_view body) {
     return json{{"Error", fmt::format("hase: pod {}/{} has UID {}, not the pod hase filtered ({})", ns, name, uid,
                                       spec->key.substr(4))}};
   }
-  // Already journalled (a retried bind): same node is success, another node an error.
-  if (std::optional<TaskRecord> r = daemon_.FindByKey(spec->key); r && !r->node.empty() && !IsTerminal(r->state)) {
-    if (r->node == node) return json{{"Error", ""}};
-    return json{{"Error", fmt::format("hase: pod {}/{} is already bound to {}", ns, name, r->node)}};
-  }
   for (const auto& [what, value] : {std::pair<const char*, const std::string&>{"namespace", ns}, {"pod name", name}, {"node name", node}}) {
     if (Status st = CheckKubeName(what, value); !st.ok()) return json{{"Error", "hase: " + st.ToString()}};
   }
-  Result<TaskRecord> r = daemon_.BindExternal(*spec, node);
+  // Already journalled (kube-scheduler retries a bind that timed out or failed): confirmed on
+  // this node is success without an API call, confirmed elsewhere an error; a binding sent but
+  // not confirmed is asked again. Never a second row.
+  Result<TaskRecord> r = Status::NotFound("");
+  if (std::optional<TaskRecord> had = daemon_.FindByKey(spec->key); had && !had->node.empty() && !IsTerminal(had->state)) {
+    r = daemon_.RetryBindExternal(*spec, node);
+  } else {
+    r = daemon_.BindExternal(*spec, node);
+  }
   if (!r.ok()) return json{{"Error", "hase: " + r.status().ToString()}};
+  if (r->pid == 0 && daemon_.backend_name() == "kubernetes") {
+    return json{{"Error", fmt::format("hase: the binding of {}/{} to {} was sent but not confirmed within the bind "
+                                      "budget (the API server is slow); hase follows the pod and answers a retry",
+                                      ns, name, node)}};
+  }
   return json{{"Error", ""}};
 }
 

@@ -12,12 +12,15 @@
 //
 // The task comes from the pod: annotations hase.io/model (required; a pod without it is not
 // hase's and every node passes with score 0), hase.io/batch (alias hase.io/batch-size),
-// hase.io/samples or hase.io/num-batches, hase.io/input-size, hase.io/priority; GPUs from the
+// hase.io/samples or hase.io/num-batches, hase.io/input-shape ("3x640x640") or
+// hase.io/input-size (neither: the shape the model's ONNX declares, Daemon::WithInputShape),
+// hase.io/priority; GPUs from the
 // containers' nvidia.com/gpu limits (else requests), memory from nvidia.com/gpumem (MiB, as
 // HAMi) when present.
 //
 // Filter: a node fails (FailedAndUnresolvableNodes: preemption cannot help) when hase does
-// not know it or fewer than nvidia.com/gpu of its GPUs could ever host the task.
+// not know it or fewer than nvidia.com/gpu of its GPUs could ever host the task; it fails
+// (FailedNodes) while cordoned: spec.unschedulable in the Node sent, or Daemon::AcceptsNewWork.
 // Score: predicted completion C_n on node n (the k-th earliest over its GPUs for k GPUs, from
 // Daemon::PredictCompletion: oracle + contention model on live state), mapped as
 //   score_n = round(10 × (C_best − now) / (C_n − now)),
@@ -67,6 +70,9 @@ class Extender {
 
  private:
   void Remember(const std::string& key, const TaskSpec& spec);
+  // TaskSpecFromPod, priced at the pod's stated input or the model's own (WithInputShape).
+  // NotFound for no pod or a pod that is not hase's.
+  Result<TaskSpec> PodTask(const nlohmann::json* pod) const;
 
   Daemon& daemon_;
   std::mutex mu_;

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "hase/service/pod_status.h"
+
 namespace hase::service {
 namespace {
 
@@ -58,7 +60,44 @@ Status KubeBackend::Start(EndCallback on_end, NodeCallback /*on_node*/) {
     on_end_ = std::move(on_end);
   }
   watcher_->Start();
+  if (options_.node_poll_s > 0) {
+    node_thread_ = std::thread([this] {
+      std::unique_lock<std::mutex> lock(mu_);
+      while (started_) {
+        lock.unlock();
+        if (Status s = RefreshNodesOnce(); !s.ok()) spdlog::warn("kubernetes: {} (cordons as last seen)", s.ToString());
+        lock.lock();
+        node_cv_.wait_for(lock, std::chrono::duration<double>(options_.node_poll_s), [this] { return !started_; });
+      }
+    });
+  }
   return Status::OK();
+}
+
+Status KubeBackend::RefreshNodesOnce() {
+  HASE_ASSIGN_OR_RETURN(json list, client_.ListNodes());
+  std::set<std::string> cordoned;
+  for (const json& n : list["items"]) {
+    const json* spec = n.is_object() && n.contains("spec") ? &n["spec"] : nullptr;
+    const json* u = spec && spec->is_object() && spec->contains("unschedulable") ? &(*spec)["unschedulable"] : nullptr;
+    if (u && u->is_boolean() && u->get<bool>()) {
+      cordoned.insert(Field(n, "metadata", "name"));
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const std::string& n : cordoned) {
+    if (!cordoned_.count(n)) spdlog::info("kubernetes: node {} is cordoned: nothing new goes there; its pods keep running", n);
+  }
+  for (const std::string& n : cordoned_) {
+    if (!cordoned.count(n)) spdlog::info("kubernetes: node {} is uncordoned", n);
+  }
+  cordoned_ = std::move(cordoned);
+  return Status::OK();
+}
+
+bool KubeBackend::AcceptsNewWork(const std::string& node) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return !cordoned_.count(node);
 }
 
 void KubeBackend::Stop() {
@@ -67,6 +106,8 @@ void KubeBackend::Stop() {
     if (!started_) return;
     started_ = false;
   }
+  node_cv_.notify_all();
+  if (node_thread_.joinable()) node_thread_.join();
   watcher_->Stop();
 }
 
@@ -94,6 +135,7 @@ void KubeBackend::Watch(const LaunchRequest& request) {
   w.attempt = request.attempt;
   w.pod = request.pod;
   w.uid = request.pod_uid;
+  w.node = request.node;
   std::lock_guard<std::mutex> lock(mu_);
   bound_[{request.task_id, request.attempt}] = std::move(w);
 }
@@ -108,15 +150,27 @@ Result<int64_t> KubeBackend::Launch(const LaunchRequest& request) {
   const auto [ns, name] = SplitPodName(request.pod);
   const std::string& uid = request.pod_uid;
   const std::string& node = request.node;
+  // Every API call gets what is left of the bind budget, so the extender answers /bind inside
+  // kube-scheduler's httpTimeout however slowly the API server answers.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(options_.bind_budget_s);
+  auto left_s = [&] { return std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count(); };
+  constexpr double kMinCallS = 0.05;  // a call with less than this left is not started
   std::string last = "no answer";
-  for (int attempt = 0; attempt < std::max(1, options_.bind_attempts); ++attempt) {
-    HASE_ASSIGN_OR_RETURN(BindOutcome out, client_.Bind(ns, name, uid, node));
+  bool maybe_bound = false;  // a POST went out whose answer was lost: it may have bound the pod
+  for (int attempt = 0; attempt < std::max(1, options_.bind_attempts) && left_s() > kMinCallS; ++attempt) {
+    HASE_ASSIGN_OR_RETURN(BindOutcome out, client_.Bind(ns, name, uid, node, left_s()));
     if (out == BindOutcome::kBound) {
       Watch(request);
       return int64_t{1};
     }
+    if (out == BindOutcome::kNotSent) {
+      last = "cannot connect to the API server";
+      continue;
+    }
+    if (out == BindOutcome::kNoAnswer) maybe_bound = true;
+    if (left_s() <= kMinCallS) break;
     // 409 or no answer: the pod says whether (and where) it is bound.
-    Result<json> pod = client_.GetPod(ns, name);
+    Result<json> pod = client_.GetPod(ns, name, left_s());
     if (!pod.ok()) {
       last = pod.status().ToString();
       if (out == BindOutcome::kConflict || pod.status().IsNotFound()) break;
@@ -135,9 +189,19 @@ Result<int64_t> KubeBackend::Launch(const LaunchRequest& request) {
     if (!bound_to.empty()) {
       return Status::InvalidArgument(fmt::format("pod {}/{} is already bound to {}", ns, name, bound_to));
     }
+    maybe_bound = false;  // read after the POST: it did not bind (yet)
     last = out == BindOutcome::kConflict ? "409 Conflict but the pod has no node" : "no answer from the API server";
   }
-  return Status::IO(fmt::format("binding {}/{} to {} failed: {}", ns, name, node, last));
+  if (maybe_bound) {
+    // The binding may still land: follow the pod (bound here → it runs; elsewhere, deleted →
+    // cancelled) and let the daemon keep the task unconfirmed (handle 0).
+    spdlog::warn("kubernetes: binding {}/{} to {} not confirmed within {:.1f} s; following the pod", ns, name, node,
+                 options_.bind_budget_s);
+    Watch(request);
+    return int64_t{0};
+  }
+  return Status::IO(fmt::format("binding {}/{} to {} failed within {:.1f} s: {}", ns, name, node, options_.bind_budget_s,
+                                last));
 }
 
 std::vector<Result<Backend::Recovered>> KubeBackend::Recover(const std::vector<LaunchRequest>& requests,
@@ -175,13 +239,17 @@ std::vector<Result<Backend::Recovered>> KubeBackend::Recover(const std::vector<L
     } else if (bound_to != q.node) {
       r.end = Cancelled(fmt::format("pod {} was bound to {}, not to {} where hase placed it", q.pod, bound_to, q.node));
     } else if (phase == "Succeeded" || phase == "Failed") {
-      // The watcher reports the exact exit code; at start the phase is enough.
+      // Ended while hase was down: its own start, finish and exit code (pod_status.h).
+      const PodTimes times = PodTimesOf(*pod);
       TaskEnd end;
-      end.exit_code = phase == "Succeeded" ? 0 : 1;
+      end.exit_code = phase == "Succeeded" ? 0 : FailedExitCode(*pod);
       end.reason = phase == "Failed" ? "pod " + q.pod + " Failed" : "";
-      end.ended_s = NowS();
+      end.ended_s = times.ended_s > 0 ? times.ended_s : NowS();
+      if (times.started_s > 0) end.start = TaskStart{q.node, -1, times.started_s};
       r.end = end;
     } else {
+      // Started while hase was down: its own start.
+      if (const double s = PodTimesOf(*pod).started_s; s > 0) r.start = TaskStart{q.node, -1, s};
       Watch(q);
     }
     out.push_back(r);

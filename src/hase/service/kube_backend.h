@@ -11,10 +11,16 @@
 //                timeout / no answer      → GET the pod as above; not bound yet → POST again, at
 //                                           most bind_attempts POSTs in all
 //                anything else            → error with the API server's message
+//              All of it within bind_budget_s (each call gets what is left). A POST whose answer
+//              is still unknown when the budget ends returns handle 0: "sent, not confirmed";
+//              the pod is followed like a bound one (bound elsewhere or deleted → cancelled)
+//              and a retried /bind asks again (the API server refuses a second binding: 409).
 //   observe  = a PodWatcher (pod_watcher.h) over the bound pods: Succeeded/Failed → exited with
 //              the container's exit code, deleted or replaced → cancelled
 //   Cancel   = DELETE the pod (with its UID as precondition; one API call, timeout_s at most);
 //              the daemon ends the task itself, so nothing is reported
+//   cordons  = GET /api/v1/nodes every node_poll_s: a node with spec.unschedulable (kubectl
+//              cordon) does not AcceptsNewWork; its running pods are left alone
 //   Recover  = GET each pod the journal says is running: gone or replaced → cancelled; ended →
 //              its end; bound to the journalled node → watched again; not bound at all → NotFound
 //              (the daemon binds it now, as the contract says); bound elsewhere → cancelled with
@@ -27,10 +33,13 @@
 // this backend's lock.
 #pragma once
 
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -44,6 +53,11 @@ struct KubeBackendOptions {
   KubeClientOptions client;    // the API server (KubeClient::Create)
   PodWatcherOptions watcher;   // list/watch of the bound pods
   int bind_attempts = 3;       // Binding POSTs per launch when the API server does not answer
+  // Total time one Launch (the extender's /bind) may spend on API calls, s: below
+  // kube-scheduler's default extender httpTimeout (5 s) with room for the answer.
+  double bind_budget_s = 4.0;
+  // How often the node list is read for cordons (spec.unschedulable), s; 0 = never.
+  double node_poll_s = 10.0;
 };
 
 class KubeBackend final : public Backend {
@@ -61,6 +75,11 @@ class KubeBackend final : public Backend {
   std::vector<Result<Recovered>> Recover(const std::vector<LaunchRequest>& requests,
                                          const std::vector<int64_t>& handles) override;
   void Cancel(int64_t task_id, int attempt) override;
+  // False for a node the last node list showed cordoned (spec.unschedulable). A node list that
+  // fails keeps the last answer (and logs); before the first list every node takes work.
+  bool AcceptsNewWork(const std::string& node) const override;
+  // Reads the node list once now (tests; the poll thread does the same). Errors: ListNodes'.
+  Status RefreshNodesOnce();
 
   // The watcher's counters, for /metrics and tests.
   const PodWatcher& watcher() const { return *watcher_; }
@@ -79,6 +98,9 @@ class KubeBackend final : public Backend {
   EndCallback on_end_;                                   // guarded by mu_
   bool started_ = false;                                 // guarded by mu_
   std::map<std::pair<int64_t, int>, WatchedPod> bound_;  // guarded by mu_: (task, attempt) → pod
+  std::set<std::string> cordoned_;                       // guarded by mu_: the last node list's
+  std::condition_variable node_cv_;                      // wakes the node poll on Stop
+  std::thread node_thread_;                              // the node poll (node_poll_s > 0)
 };
 
 // "ns/name" → {ns, name}; a pod without a namespace is in "default".

@@ -68,13 +68,23 @@ Result<KubeClient> KubeClient::Create(KubeClientOptions o) {
 
 namespace {
 
-// One client per call, with auth and timeouts.
+// cpp-httplib takes (seconds, microseconds): 0.4 s must not become 0 (= no timeout at all).
+std::pair<time_t, time_t> SecUsec(double s) {
+  s = std::max(s, 0.001);
+  const auto sec = static_cast<time_t>(s);
+  return {sec, static_cast<time_t>((s - static_cast<double>(sec)) * 1e6)};
+}
+
+// One client per call, with auth and timeouts: connect within min(connect, read_s), each read
+// and write within read_s.
 Result<std::unique_ptr<httplib::Client>> Connect(const std::string& base, const KubeClientOptions& o, double read_s) {
   auto cli = std::make_unique<httplib::Client>(base);
   if (!cli->is_valid()) return Status::InvalidArgument("cannot use Kubernetes API URL '" + base + "'");
-  cli->set_connection_timeout(static_cast<time_t>(o.timeout_s), 0);
-  cli->set_read_timeout(static_cast<time_t>(read_s), 0);
-  cli->set_write_timeout(static_cast<time_t>(o.timeout_s), 0);
+  const auto [cs, cu] = SecUsec(std::min(o.connect_timeout_s, read_s));
+  const auto [rs, ru] = SecUsec(read_s);
+  cli->set_connection_timeout(cs, cu);
+  cli->set_read_timeout(rs, ru);
+  cli->set_write_timeout(rs, ru);
   if (!o.ca_file.empty()) cli->set_ca_cert_path(o.ca_file);
   if (!o.token_file.empty()) {
     std::ifstream in(o.token_file);
@@ -95,7 +105,7 @@ std::string PodPath(std::string_view ns, std::string_view name) {
 }  // namespace
 
 Result<BindOutcome> KubeClient::Bind(std::string_view ns, std::string_view name, std::string_view uid,
-                                     std::string_view node) const {
+                                     std::string_view node, double budget_s) const {
   HASE_RETURN_IF_ERROR(CheckKubeName("namespace", ns));
   HASE_RETURN_IF_ERROR(CheckKubeName("pod name", name));
   HASE_RETURN_IF_ERROR(CheckKubeName("node name", node));
@@ -104,19 +114,21 @@ Result<BindOutcome> KubeClient::Bind(std::string_view ns, std::string_view name,
                   {"metadata", {{"name", name}, {"namespace", ns}}},
                   {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}}};
   if (!uid.empty()) binding["metadata"]["uid"] = uid;
-  HASE_ASSIGN_OR_RETURN(auto cli, Connect(base_, options_, options_.timeout_s));
+  HASE_ASSIGN_OR_RETURN(auto cli, Connect(base_, options_, budget_s > 0 ? std::min(budget_s, options_.timeout_s)
+                                                                          : options_.timeout_s));
   auto res = cli->Post(PodPath(ns, name) + "/binding", Dump(binding), "application/json");
-  if (!res) return BindOutcome::kNoAnswer;
+  if (!res) return res.error() == httplib::Error::Connection ? BindOutcome::kNotSent : BindOutcome::kNoAnswer;
   if (res->status == 201 || res->status == 200) return BindOutcome::kBound;
   if (res->status == 409) return BindOutcome::kConflict;
   return Status::IO(fmt::format("API server answered {} to the binding of {}/{}: {}", res->status, ns, name,
                                 ApiMessage(*res)));
 }
 
-Result<json> KubeClient::GetPod(std::string_view ns, std::string_view name) const {
+Result<json> KubeClient::GetPod(std::string_view ns, std::string_view name, double budget_s) const {
   HASE_RETURN_IF_ERROR(CheckKubeName("namespace", ns));
   HASE_RETURN_IF_ERROR(CheckKubeName("pod name", name));
-  HASE_ASSIGN_OR_RETURN(auto cli, Connect(base_, options_, options_.timeout_s));
+  HASE_ASSIGN_OR_RETURN(auto cli, Connect(base_, options_, budget_s > 0 ? std::min(budget_s, options_.timeout_s)
+                                                                       : options_.timeout_s));
   auto res = cli->Get(PodPath(ns, name));
   if (!res) return Status::IO(fmt::format("GET pod {}/{}: {}", ns, name, httplib::to_string(res.error())));
   if (res->status == 404) return Status::NotFound(fmt::format("pod {}/{} does not exist", ns, name));
@@ -136,6 +148,18 @@ Status KubeClient::DeletePod(std::string_view ns, std::string_view name, std::st
   if (!res) return Status::IO(fmt::format("DELETE pod {}/{}: {}", ns, name, httplib::to_string(res.error())));
   if (res->status == 200 || res->status == 202 || res->status == 404 || res->status == 409) return Status::OK();
   return Status::IO(fmt::format("DELETE pod {}/{}: {} {}", ns, name, res->status, ApiMessage(*res)));
+}
+
+Result<json> KubeClient::ListNodes() const {
+  HASE_ASSIGN_OR_RETURN(auto cli, Connect(base_, options_, options_.timeout_s));
+  auto res = cli->Get("/api/v1/nodes");
+  if (!res) return Status::IO(fmt::format("list nodes: {}", httplib::to_string(res.error())));
+  if (res->status != 200) return Status::IO(fmt::format("list nodes: {} {}", res->status, ApiMessage(*res)));
+  json list = json::parse(res->body, nullptr, false);
+  if (!list.is_object() || !list.contains("items") || !list["items"].is_array()) {
+    return Status::Parse("list nodes: the answer is not a v1.NodeList");
+  }
+  return list;
 }
 
 Result<json> KubeClient::ListPods(std::string_view label_selector) const {

@@ -6,6 +6,7 @@
 //   GET  /api/v1/namespaces/{ns}/pods/{name}            v1.Pod
 //   DELETE /api/v1/namespaces/{ns}/pods/{name}?preconditions… (body v1.DeleteOptions) → 200/202
 //   GET  /api/v1/pods[?labelSelector=…]                 v1.PodList (metadata.resourceVersion)
+//   GET  /api/v1/nodes                                   v1.NodeList (cordons: spec.unschedulable)
 //   GET  /api/v1/pods?watch=1&resourceVersion=RV&allowWatchBookmarks=true&timeoutSeconds=N
 //        a stream of newline-separated watch events {"type":"ADDED|MODIFIED|DELETED|BOOKMARK|
 //        ERROR","object":{…}}; an ERROR event with a v1.Status code 410 means "re-list".
@@ -36,7 +37,10 @@ struct KubeClientOptions {
   std::string api;             // http(s)://host[:port] or "in-cluster"
   std::string token_file;      // bearer token file ("" = none; in-cluster default below)
   std::string ca_file;         // CA bundle for https ("" = system default; in-cluster default below)
-  double timeout_s = 5.0;      // connect and per-read timeout of one call, s
+  // Affects behaviour. Every call is bounded: connect within connect_timeout_s, then each
+  // read and write within timeout_s (the budget a caller passes may lower both).
+  double timeout_s = 5.0;          // read/write timeout of one call, s (sub-second allowed)
+  double connect_timeout_s = 1.0;  // TCP (+TLS) connect timeout of one call, s
 };
 
 // Kubernetes' RFC 1123 subdomain rule for namespace and pod names. InvalidArgument naming
@@ -47,7 +51,8 @@ Status CheckKubeName(std::string_view what, std::string_view name);
 enum class BindOutcome {
   kBound,        // 201: the API server bound the pod now
   kConflict,     // 409: the pod already has a node (bound earlier, perhaps by us: check the pod)
-  kNoAnswer,     // timeout or connection error: the binding may or may not have happened
+  kNoAnswer,     // sent, but no answer in time: the binding may or may not have happened
+  kNotSent,      // no connection (refused, connect timeout): nothing reached the API server
 };
 
 class KubeClient {
@@ -57,13 +62,14 @@ class KubeClient {
   static Result<KubeClient> Create(KubeClientOptions options);
 
   // POSTs a v1.Binding of ns/name (with metadata.uid = uid when not empty: the API server then
-  // refuses a pod recreated under the same name) to `node`. Errors: InvalidArgument (bad
+  // refuses a pod recreated under the same name) to `node`. `budget_s` > 0 lowers the call's
+  // timeouts to it (what is left of an extender verb's budget). Errors: InvalidArgument (bad
   // name), IO with the API server's status and message for any answer other than 201 / 409.
   Result<BindOutcome> Bind(std::string_view ns, std::string_view name, std::string_view uid,
-                           std::string_view node) const;
+                           std::string_view node, double budget_s = 0) const;
 
-  // GET one pod. NotFound on 404; IO for other failures.
-  Result<nlohmann::json> GetPod(std::string_view ns, std::string_view name) const;
+  // GET one pod, within `budget_s` when > 0. NotFound on 404; IO for other failures.
+  Result<nlohmann::json> GetPod(std::string_view ns, std::string_view name, double budget_s = 0) const;
 
   // DELETEs one pod (graceful: the kubelet sends SIGTERM, then SIGKILL after the pod's grace
   // period). With `uid` not empty the deletion carries preconditions.uid, so a pod recreated
@@ -71,6 +77,10 @@ class KubeClient {
   // another UID (409: nothing of ours to delete). Errors: InvalidArgument (bad name), IO with
   // the API server's status and message otherwise.
   Status DeletePod(std::string_view ns, std::string_view name, std::string_view uid) const;
+
+  // GET /api/v1/nodes: the v1.NodeList (spec.unschedulable marks a cordon). Errors: IO (with
+  // the API server's message), Parse (not a NodeList).
+  Result<nlohmann::json> ListNodes() const;
 
   // GET /api/v1/pods (all namespaces), optionally with a label selector. Returns the v1.PodList.
   // Errors: IO (with the API server's message), Parse (not a PodList).

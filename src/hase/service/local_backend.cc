@@ -36,7 +36,16 @@ Status LocalBackend::Start(EndCallback on_end, NodeCallback /*on_node*/) {
 void LocalBackend::Stop() { executor_->Stop(); }
 
 Result<int64_t> LocalBackend::Launch(const LaunchRequest& r) {
-  return executor_->Spawn(r.task_id, r.attempt, r.command, r.gpu_index);
+  if (r.visible_devices.empty()) {
+    // A MIG instance whose device UUID is unknown: its GPU index would expose another
+    // instance (CUDA shows a MIG-enabled GPU's first instance), so it does not run.
+    return Status::Unsupported("GPU " + r.node + "/" + std::to_string(r.gpu_index) +
+                                   " is a MIG instance whose MIG device UUID hase does not know",
+                               "local executor",
+                               "run tasks on MIG instances through --backend slurm or Kubernetes (their GPU plugins "
+                               "hand out the instance), or outside hase, reported by POST /v1/tasks/{id}/complete");
+  }
+  return executor_->Spawn(r.task_id, r.attempt, r.command, r.visible_devices);
 }
 
 std::vector<Result<Backend::Recovered>> LocalBackend::Recover(const std::vector<LaunchRequest>& requests,
@@ -51,7 +60,8 @@ std::vector<Result<Backend::Recovered>> LocalBackend::Recover(const std::vector<
     Recovered rec;
     rec.handle = f->pid;
     if (f->exit_code) {
-      rec.end = Exited(*f->exit_code, 0);  // ended_s 0: the daemon uses its own now
+      rec.end = Exited(*f->exit_code, f->ended_s);  // 0 (unknown): the daemon uses its own now
+      if (f->started_s > 0) rec.end->start = TaskStart{r.node, r.gpu_index, f->started_s};
     } else {
       executor_->Watch(r.task_id, r.attempt, f->pid);
     }

@@ -7,6 +7,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "hase/service/pod_status.h"
+
 namespace hase::service {
 namespace {
 
@@ -16,26 +18,6 @@ std::string Str(const json& j, const char* a, const char* b) {
   if (!j.is_object() || !j.contains(a) || !j[a].is_object()) return "";
   const json& o = j[a];
   return o.contains(b) && o[b].is_string() ? o[b].get<std::string>() : "";
-}
-
-// The exit code a Failed pod reports: first non-zero terminated exit code, else 1.
-int FailedExitCode(const json& pod) {
-  if (!pod.contains("status") || !pod["status"].is_object()) return 1;
-  for (const char* list : {"containerStatuses", "initContainerStatuses"}) {
-    const json& st = pod["status"];
-    if (!st.contains(list) || !st[list].is_array()) continue;
-    for (const json& c : st[list]) {
-      const json* t = nullptr;
-      if (c.is_object() && c.contains("state") && c["state"].is_object() && c["state"].contains("terminated")) {
-        t = &c["state"]["terminated"];
-      }
-      if (t && t->is_object() && t->contains("exitCode") && (*t)["exitCode"].is_number_integer()) {
-        const int code = (*t)["exitCode"].get<int>();
-        if (code != 0) return code;
-      }
-    }
-  }
-  return 1;
 }
 
 }  // namespace
@@ -97,7 +79,18 @@ void PodWatcher::Apply(const std::string& type, const json& pod) {
       end.exit_code = -1;
       end.reason = replaced ? "pod " + pod_name + " was replaced by another pod of that name" : "pod " + pod_name + " was deleted";
       Report(w, end, type == "DELETED" ? "deleted" : "replaced");
+    } else if (const std::string bound_to = Str(pod, "spec", "nodeName");
+               !w.node.empty() && !bound_to.empty() && bound_to != w.node) {
+      end.kind = TaskEnd::Kind::kCancelled;
+      end.exit_code = -1;
+      end.reason = "pod " + pod_name + " was bound to " + bound_to + ", not to " + w.node + " where hase placed it";
+      Report(w, end, "bound elsewhere");
     } else if (phase == "Succeeded" || phase == "Failed") {
+      // The containers' own times (a pod that ended while hase was down, or whose event came
+      // late), else now.
+      const PodTimes times = PodTimesOf(pod);
+      if (times.ended_s > 0) end.ended_s = times.ended_s;
+      if (times.started_s > 0) end.start = TaskStart{w.node, -1, times.started_s};
       end.exit_code = phase == "Succeeded" ? 0 : FailedExitCode(pod);
       if (phase == "Failed") end.reason = "pod " + pod_name + " Failed";
       Report(w, end, phase == "Succeeded" ? "Succeeded" : "Failed");

@@ -13,7 +13,10 @@
 //   DELETED event, or absent from a full list → kCancelled (the pod is gone; nothing runs; only
 //                                             pods watched before the list was asked for)
 //   a pod with that name but another UID     → the old pod is gone: kCancelled
-// Pending/Running/Unknown report nothing. Pods not in `watched` are never reported.
+//   spec.nodeName set to another node         → kCancelled (bound elsewhere: not hase's placement)
+// Pending/Running/Unknown report nothing. Pods not in `watched` are never reported. An end
+// carries the containers' own start and finish (pod_status.h: state.terminated.startedAt /
+// finishedAt), so it is dated when it happened, not when hase saw it.
 //
 // Thread-safety: Start/Stop from one thread; `watched` and `ended` are called on the watcher
 // thread (or the caller's, for ResyncOnce/Apply) and must be thread-safe.
@@ -49,6 +52,7 @@ struct WatchedPod {
   int attempt = 0;
   std::string pod;  // "namespace/name"
   std::string uid;  // metadata.uid
+  std::string node; // the node hase bound it to ("" = not checked)
 };
 
 class PodWatcher {

@@ -19,6 +19,22 @@ Status CommandFailed(const std::string& what, const ArgvResult& r) {
 
 double Now() { return telemetry::WallClockSeconds(); }
 
+// Where and when the job of `line` (`scontrol show job -d -o`) runs: NodeList, the first GPU
+// index of its GRES detail (-1 when Slurm no longer prints it), StartTime (0 when unknown).
+TaskStart StartOfJob(const std::string& line, std::map<std::string, std::string>& kv) {
+  TaskStart st;
+  st.node = kv["NodeList"] == "(null)" ? "" : kv["NodeList"];
+  st.started_s = ParseSlurmTime(kv["StartTime"]).value_or(0);
+  Result<std::vector<SlurmJobGpus>> gpus = ParseSlurmJobGpus(line);
+  if (!gpus.ok()) {
+    std::fprintf(stderr, "hase serve: slurm: %s\n", gpus.status().ToString().c_str());
+  } else if (!gpus->empty() && !gpus->front().gpu_indices.empty()) {
+    st.node = gpus->front().node;
+    st.gpu_index = gpus->front().gpu_indices.front();
+  }
+  return st;
+}
+
 }  // namespace
 
 Result<std::vector<SlurmNode>> ReadSlurmNodes(const SlurmOptions& options) {
@@ -65,7 +81,8 @@ Result<std::vector<std::string>> SlurmBackend::SbatchArgv(const LaunchRequest& q
                                    "--parsable",
                                    "--job-name=" + name,
                                    "--nodelist=" + q.node,
-                                   "--gres=gpu:" + it->second + ":1"};
+                                   "--gres=gpu:" + it->second + ":1",
+                                   "--no-requeue"};
   if (!options_.partition.empty()) argv.push_back("--partition=" + options_.partition);
   if (!options_.output_dir.empty()) argv.push_back("--output=" + options_.output_dir + "/" + name + "-%j.out");
   argv.push_back("--wrap=" + q.command);
@@ -85,7 +102,7 @@ Result<int64_t> SlurmBackend::Launch(const LaunchRequest& q) {
     return Status::IO("sbatch --parsable printed '" + r.out.substr(0, 80) + "', not a job id", "slurm");
   }
   std::lock_guard<std::mutex> lock(mu_);
-  jobs_[{q.task_id, q.attempt}] = id;
+  jobs_[{q.task_id, q.attempt}] = Watched{id, false};
   cv_.notify_all();
   return id;
 }
@@ -98,8 +115,8 @@ Result<std::vector<SlurmJob>> SlurmBackend::Squeue() const {
   return ParseSqueue(r.out);
 }
 
-Result<std::map<std::string, std::string>> SlurmBackend::ShowJob(int64_t job_id) const {
-  HASE_ASSIGN_OR_RETURN(ArgvResult r, RunArgv({Cmd("scontrol"), "show", "job", "-o", std::to_string(job_id)},
+Result<std::string> SlurmBackend::ShowJob(int64_t job_id) const {
+  HASE_ASSIGN_OR_RETURN(ArgvResult r, RunArgv({Cmd("scontrol"), "show", "job", "-d", "-o", std::to_string(job_id)},
                                               options_.command_timeout_s));
   if (r.exit_code != 0) {
     if (r.err.find("Invalid job id") != std::string::npos) {
@@ -107,20 +124,28 @@ Result<std::map<std::string, std::string>> SlurmBackend::ShowJob(int64_t job_id)
     }
     return CommandFailed("scontrol show job", r);
   }
-  return ParseSlurmRecord(r.out.substr(0, r.out.find('\n')));
+  return r.out.substr(0, r.out.find('\n'));
 }
 
 std::optional<TaskEnd> SlurmBackend::EndOf(int64_t job_id, const std::string& state) const {
   // Only ended states need ExitCode/Reason; ask scontrol for them.
   if (!SlurmJobEnd(state, "0:0", "", job_id)) return std::nullopt;
   std::string exit_code, reason, final_state = state;
-  if (Result<std::map<std::string, std::string>> j = ShowJob(job_id); j.ok()) {
-    exit_code = (*j)["ExitCode"];
-    reason = (*j)["Reason"];
-    if (!(*j)["JobState"].empty()) final_state = (*j)["JobState"];
+  std::optional<double> ended_s;
+  std::optional<TaskStart> start;
+  if (Result<std::string> line = ShowJob(job_id); line.ok()) {
+    std::map<std::string, std::string> j = ParseSlurmRecord(*line);
+    exit_code = j["ExitCode"];
+    reason = j["Reason"];
+    if (!j["JobState"].empty()) final_state = j["JobState"];
+    ended_s = ParseSlurmTime(j["EndTime"]);
+    start = StartOfJob(*line, j);
   }
   std::optional<TaskEnd> end = SlurmJobEnd(final_state, exit_code, reason, job_id);
-  if (end) end->ended_s = Now();
+  if (end) {
+    end->ended_s = ended_s.value_or(Now());  // Slurm's EndTime: true also when seen late
+    end->start = start;
+  }
   return end;
 }
 
@@ -151,7 +176,7 @@ std::vector<Result<Backend::Recovered>> SlurmBackend::Recover(const std::vector<
       rec.handle = handle;
       if (handle > 0) {
         std::lock_guard<std::mutex> lock(mu_);
-        jobs_[{q.task_id, q.attempt}] = handle;
+        jobs_[{q.task_id, q.attempt}] = Watched{handle, false};
       } else {
         rec.end = TaskEnd{TaskEnd::Kind::kExited, -1,
                           "Slurm unreachable at restart (" + listed.status().message() + "): cannot tell whether " +
@@ -167,10 +192,10 @@ std::vector<Result<Backend::Recovered>> SlurmBackend::Recover(const std::vector<
       job = it->second.id;
       state = it->second.state;
     } else if (handle > 0) {
-      Result<std::map<std::string, std::string>> j = ShowJob(handle);
+      Result<std::string> j = ShowJob(handle);
       if (j.ok()) {
         job = handle;
-        state = (*j)["JobState"];
+        state = ParseSlurmRecord(*j)["JobState"];
       } else {
         Recovered rec;
         rec.handle = handle;
@@ -190,7 +215,7 @@ std::vector<Result<Backend::Recovered>> SlurmBackend::Recover(const std::vector<
     rec.end = EndOf(job, state);
     if (!rec.end) {
       std::lock_guard<std::mutex> lock(mu_);
-      jobs_[{q.task_id, q.attempt}] = job;
+      jobs_[{q.task_id, q.attempt}] = Watched{job, false};  // its start is read back by the next poll
     }
     out.push_back(rec);
   }
@@ -203,13 +228,18 @@ void SlurmBackend::Cancel(int64_t task_id, int attempt) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = jobs_.find({task_id, attempt});
     if (it == jobs_.end()) return;  // never launched, or already ended
-    argv.push_back(std::to_string(it->second));
+    argv.push_back(std::to_string(it->second.job));
   }
   Result<ArgvResult> r = RunArgv(argv, options_.command_timeout_s);
   if (!r.ok() || r->exit_code != 0) {
     std::fprintf(stderr, "hase serve: slurm: scancel for task %ld failed: %s\n", static_cast<long>(task_id),
                  r.ok() ? r->err.c_str() : r.status().ToString().c_str());
   }
+}
+
+void SlurmBackend::SetStartCallback(StartCallback on_start) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!thread_.joinable()) on_start_ = std::move(on_start);
 }
 
 Status SlurmBackend::Start(EndCallback on_end, NodeCallback on_node) {
@@ -247,7 +277,7 @@ void SlurmBackend::Loop() {
 }
 
 void SlurmBackend::PollJobs() {
-  std::map<std::pair<int64_t, int>, int64_t> watched;
+  std::map<std::pair<int64_t, int>, Watched> watched;
   {
     std::lock_guard<std::mutex> lock(mu_);
     watched = jobs_;
@@ -266,25 +296,53 @@ void SlurmBackend::PollJobs() {
     TaskEnd end;
   };
   std::vector<Ended> ended;
-  for (const auto& [key, job] : watched) {
+  struct Started {
+    int64_t task;
+    int attempt;
+    TaskStart start;
+  };
+  std::vector<Started> started;
+  bool lost = false;
+  for (const auto& [key, w] : watched) {
     std::optional<TaskEnd> end;
-    if (auto it = by_id.find(job); it != by_id.end()) {
-      end = EndOf(job, it->second->state);
+    if (auto it = by_id.find(w.job); it != by_id.end()) {
+      const std::string& state = it->second->state;
+      if (!w.start_reported && on_start_ && (state == "RUNNING" || state == "COMPLETING")) {
+        // Where Slurm put it: the GPU index among the node's GPUs of the type, and when.
+        if (Result<std::string> line = ShowJob(w.job); line.ok()) {
+          std::map<std::string, std::string> j = ParseSlurmRecord(*line);
+          if (j["JobState"] == "RUNNING" || j["JobState"] == "COMPLETING") {
+            started.push_back({key.first, key.second, StartOfJob(*line, j)});
+          }
+        }
+      }
+      end = EndOf(w.job, state);
     } else {
-      Result<std::map<std::string, std::string>> j = ShowJob(job);
+      Result<std::string> j = ShowJob(w.job);
       if (j.ok()) {
-        end = EndOf(job, (*j)["JobState"]);
+        end = EndOf(w.job, ParseSlurmRecord(*j)["JobState"]);
       } else if (j.status().IsNotFound()) {
-        end = TaskEnd{TaskEnd::Kind::kExited, -1, "Slurm job " + std::to_string(job) + " vanished from slurmctld",
+        end = TaskEnd{TaskEnd::Kind::kExited, -1, "Slurm job " + std::to_string(w.job) + " vanished from slurmctld",
                       Now()};
       }
     }
-    if (end) ended.push_back({key.first, key.second, *end});
+    if (end) {
+      if (w.start_reported) end->start.reset();  // the daemon has it
+      lost = lost || end->kind == TaskEnd::Kind::kLost;
+      ended.push_back({key.first, key.second, *end});
+    }
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
+    for (const Started& s : started) {
+      if (auto it = jobs_.find({s.task, s.attempt}); it != jobs_.end()) it->second.start_reported = true;
+    }
     for (const Ended& e : ended) jobs_.erase({e.task, e.attempt});
   }
+  for (const Started& s : started) on_start_(s.task, s.attempt, s.start);
+  // A NODE_FAIL end: tell the daemon the node is down first, so it re-queues the node's tasks
+  // once (the end then finds its task re-queued and changes nothing).
+  if (lost) PollNodes();
   for (const Ended& e : ended) on_end_(e.task, e.attempt, e.end);
 }
 
@@ -298,7 +356,7 @@ void SlurmBackend::PollNodes() {
   for (const auto& [key, gres] : gres_) ours.insert(key.first);
   struct Change {
     std::string node;
-    bool usable;
+    NodeCondition condition;
     std::string reason;
   };
   std::vector<Change> changes;
@@ -306,18 +364,21 @@ void SlurmBackend::PollNodes() {
     std::lock_guard<std::mutex> lock(mu_);
     for (const SlurmNode& n : *nodes) {
       if (!ours.count(n.name)) continue;
-      const bool usable = SlurmNodeUsable(n.state);
-      auto [it, fresh] = node_usable_.emplace(n.name, true);  // assumed usable until seen otherwise
-      if (it->second == usable) continue;
-      it->second = usable;
-      changes.push_back({n.name, usable,
+      const NodeCondition now = SlurmNodeCondition(n.state);
+      // Assumed usable until seen otherwise.
+      auto [it, fresh] = node_condition_.emplace(n.name, NodeCondition::kUsable);
+      if (it->second == now) continue;
+      it->second = now;
+      changes.push_back({n.name, now,
                          "Slurm node state " + n.state + (n.reason.empty() ? "" : " (" + n.reason + ")")});
     }
   }
   for (const Change& c : changes) {
-    std::fprintf(stderr, "hase serve: slurm: node %s %s: %s\n", c.node.c_str(), c.usable ? "usable" : "unusable",
-                 c.reason.c_str());
-    if (on_node_) on_node_(c.node, c.usable, c.reason);
+    const char* what = c.condition == NodeCondition::kUsable    ? "usable"
+                       : c.condition == NodeCondition::kDrained ? "drained"
+                                                                 : "down";
+    std::fprintf(stderr, "hase serve: slurm: node %s %s: %s\n", c.node.c_str(), what, c.reason.c_str());
+    if (on_node_) on_node_(c.node, c.condition, c.reason);
   }
 }
 

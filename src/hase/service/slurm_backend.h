@@ -5,10 +5,16 @@
 // user's own command, which Slurm runs as the job script.
 //
 // Submission: sbatch --parsable --job-name=<prefix>-<task id>-<attempt> --nodelist=NODE
-//   --gres=gpu:TYPE:1 [--partition=P] [--output=DIR/<name>-%j.out] --wrap=<command>
+//   --gres=gpu:TYPE:1 --no-requeue [--partition=P] [--output=DIR/<name>-%j.out] --wrap=<command>
 // with HASE_TASK_ID and HASE_ATTEMPT added to sbatch's environment (the job inherits it).
+// --no-requeue: a job whose node fails ends NODE_FAIL and hase re-queues the task (once);
+// Slurm's own requeue would run the same job name again behind hase's back.
 // Slurm sets CUDA_VISIBLE_DEVICES / SLURM_JOB_GPUS to the GPU it picked among that node's GPUs
-// of the type (GRES cannot name one index; the index hase chose is a hint only).
+// of the type (GRES cannot name one index; the index hase chose is a hint only). Read-back:
+// once squeue shows a job RUNNING, `scontrol show job -d -o ID` gives the node's
+// `GRES=gpu:t4:1(IDX:2)` and StartTime, reported through the start callback (the daemon moves
+// the task to that GPU). A job that ends before a poll sees it running keeps hase's index:
+// Slurm forgets the indices at the end (its StartTime/EndTime are still reported).
 //
 // Exactly once across kill -9: the daemon journals the task as running before Launch; the job
 // name encodes (task id, attempt), so Recover finds a job the previous daemon submitted even
@@ -17,10 +23,12 @@
 // is reported ended with exit code -1.
 //
 // Following: one `squeue --me --states=all` per poll for every watched job; an ended job's
-// ExitCode and Reason come from `scontrol show job -o ID` (slurm_text.h maps states). Node
-// health: `scontrol show node -o` every node_poll_interval_s; a node turning DRAIN/DOWN/...
-// (SlurmNodeUsable) is reported unhealthy (the daemon re-places its tasks), and healthy again
-// when it returns.
+// ExitCode, Reason, StartTime and EndTime come from `scontrol show job -d -o ID` (slurm_text.h
+// maps states), so an end seen late (a restart) carries Slurm's times, not hase's. Node
+// health: `scontrol show node -o` every node_poll_interval_s; each change of a node's
+// SlurmNodeCondition (usable, drained, down) is reported. Before a NODE_FAIL end is reported
+// the nodes are read again, so the daemon learns the node is down first and the end is then
+// stale (one re-queue per task, not two).
 //
 // Thread-safety: as Backend. Slurm commands run outside the backend's lock.
 #pragma once
@@ -67,6 +75,8 @@ class SlurmBackend final : public Backend {
   const char* Name() const override { return "slurm"; }
   bool RunsOn(const sched::Gpu& gpu) const override;
   Status Start(EndCallback on_end, NodeCallback on_node) override;
+  void SetStartCallback(StartCallback on_start) override;
+  bool ReportsStarts() const override { return true; }
   void Stop() override;
   // Handle = the Slurm job id. Errors: InvalidArgument (no GRES type for that node and GPU
   // type), IO (sbatch failed: its message).
@@ -87,9 +97,10 @@ class SlurmBackend final : public Backend {
  private:
   std::string Cmd(const char* name) const;
   Result<std::vector<SlurmJob>> Squeue() const;
-  // `scontrol show job -o ID` as Key → value; NotFound when slurmctld no longer knows it.
-  Result<std::map<std::string, std::string>> ShowJob(int64_t job_id) const;
-  // How job `job_id` (seen in `state`) ended, nullopt while it runs. Reads ExitCode/Reason.
+  // `scontrol show job -d -o ID`: its first line; NotFound when slurmctld no longer knows it.
+  Result<std::string> ShowJob(int64_t job_id) const;
+  // How job `job_id` (seen in `state`) ended, nullopt while it runs. Reads ExitCode, Reason,
+  // StartTime, EndTime and (when still printed) the GPU index.
   std::optional<TaskEnd> EndOf(int64_t job_id, const std::string& state) const;
   void Loop();
   void PollJobs();
@@ -97,13 +108,18 @@ class SlurmBackend final : public Backend {
 
   const SlurmOptions options_;
   const SlurmGresMap gres_;
-  EndCallback on_end_;    // set once by Start, before the thread runs
-  NodeCallback on_node_;  // set once by Start
+  EndCallback on_end_;      // set once by Start, before the thread runs
+  NodeCallback on_node_;    // set once by Start
+  StartCallback on_start_;  // set before Start (SetStartCallback), may be empty
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::map<std::pair<int64_t, int>, int64_t> jobs_;  // guarded by mu_: (task, attempt) → job id
-  std::map<std::string, bool> node_usable_;          // guarded by mu_: last reported health
+  struct Watched {
+    int64_t job = 0;
+    bool start_reported = false;  // its TaskStart went to on_start_
+  };
+  std::map<std::pair<int64_t, int>, Watched> jobs_;      // guarded by mu_: (task, attempt) → job
+  std::map<std::string, NodeCondition> node_condition_;  // guarded by mu_: last reported
   bool stop_ = false;                                // guarded by mu_
   std::thread thread_;
 };

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <ctime>
+#include <set>
 
 namespace hase::service {
 namespace {
@@ -130,6 +132,20 @@ bool SlurmNodeUsable(std::string_view state) {
   return true;
 }
 
+NodeCondition SlurmNodeCondition(std::string_view state) {
+  if (SlurmNodeUsable(state)) return NodeCondition::kUsable;
+  if (state.find('*') != std::string_view::npos) return NodeCondition::kDown;
+  for (std::string_view flag : Split(state, '+')) {
+    while (!flag.empty() && !std::isalpha(static_cast<unsigned char>(flag.back()))) flag.remove_suffix(1);
+    std::string upper(flag);
+    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    if (upper == "DOWN" || upper == "FAIL" || upper == "NOT_RESPONDING" || upper == "NO_RESPOND") {
+      return NodeCondition::kDown;
+    }
+  }
+  return NodeCondition::kDrained;
+}
+
 Result<std::vector<SlurmJob>> ParseSqueue(std::string_view text) {
   std::vector<SlurmJob> out;
   int line_no = 0;
@@ -162,6 +178,77 @@ int ParseSlurmExitCode(std::string_view exit_code) {
   if (colon == std::string_view::npos) return ToInt(exit_code, code) ? static_cast<int>(code) : -1;
   if (!ToInt(exit_code.substr(0, colon), code) || !ToInt(exit_code.substr(colon + 1), sig)) return -1;
   return sig > 0 ? static_cast<int>(128 + sig) : static_cast<int>(code);
+}
+
+std::optional<double> ParseSlurmTime(std::string_view text) {
+  text = Trim(text);
+  if (text.size() != 19 || text[4] != '-' || text[7] != '-' || text[10] != 'T' || text[13] != ':' ||
+      text[16] != ':') {
+    return std::nullopt;  // Unknown, None, N/A, ""
+  }
+  int64_t f[6];
+  const size_t pos[6] = {0, 5, 8, 11, 14, 17}, len[6] = {4, 2, 2, 2, 2, 2};
+  for (int i = 0; i < 6; ++i) {
+    if (!ToInt(text.substr(pos[i], len[i]), f[i])) return std::nullopt;
+  }
+  if (f[1] < 1 || f[1] > 12 || f[2] < 1 || f[2] > 31 || f[3] > 23 || f[4] > 59 || f[5] > 60) return std::nullopt;
+  std::tm tm{};
+  tm.tm_year = static_cast<int>(f[0] - 1900);
+  tm.tm_mon = static_cast<int>(f[1] - 1);
+  tm.tm_mday = static_cast<int>(f[2]);
+  tm.tm_hour = static_cast<int>(f[3]);
+  tm.tm_min = static_cast<int>(f[4]);
+  tm.tm_sec = static_cast<int>(f[5]);
+  tm.tm_isdst = -1;  // local time: let the zone rules say whether DST applies
+  const std::time_t t = std::mktime(&tm);
+  if (t == static_cast<std::time_t>(-1)) return std::nullopt;
+  return static_cast<double>(t);
+}
+
+Result<std::vector<SlurmJobGpus>> ParseSlurmJobGpus(std::string_view line) {
+  std::vector<SlurmJobGpus> out;
+  std::string node;
+  for (std::string_view word : Split(Trim(line), ' ')) {
+    if (word.rfind("Nodes=", 0) == 0) {
+      node = std::string(word.substr(6));
+      continue;
+    }
+    if (word.rfind("GRES=", 0) != 0 || node.empty()) continue;  // JOB_GRES= precedes any Nodes=
+    std::set<int> idx;
+    // gpu:t4:1(IDX:2),gpu:l4:2(IDX:0-1): every "(IDX:list)" of a gpu item.
+    std::string_view rest = word.substr(5);
+    for (size_t p = rest.find("(IDX:"); p != std::string_view::npos; p = rest.find("(IDX:", p + 1)) {
+      // An IDX list may hold commas itself ("(IDX:0,2)"): the item starts after the last ','
+      // outside parentheses.
+      size_t start = 0;
+      int depth = 0;
+      for (size_t i = 0; i < p; ++i) {
+        if (rest[i] == '(') ++depth;
+        if (rest[i] == ')') --depth;
+        if (rest[i] == ',' && depth == 0) start = i + 1;
+      }
+      if (rest.substr(start, 3) != "gpu") continue;
+      const size_t close = rest.find(')', p);
+      if (close == std::string_view::npos) {
+        return Status::Parse("unterminated IDX list in '" + std::string(word) + "'", "scontrol show job -d");
+      }
+      for (std::string_view range : Split(rest.substr(p + 5, close - p - 5), ',')) {
+        const size_t dash = range.find('-');
+        int64_t lo = 0, hi = 0;
+        const bool ok = dash == std::string_view::npos
+                            ? ToInt(range, lo) && ToInt(range, hi)
+                            : ToInt(range.substr(0, dash), lo) && ToInt(range.substr(dash + 1), hi);
+        if (!ok || lo < 0 || hi < lo || hi > 4096) {
+          return Status::Parse("bad GPU index range '" + std::string(range) + "' in '" + std::string(word) + "'",
+                               "scontrol show job -d");
+        }
+        for (int64_t i = lo; i <= hi; ++i) idx.insert(static_cast<int>(i));
+      }
+    }
+    if (!idx.empty()) out.push_back({node, std::vector<int>(idx.begin(), idx.end())});
+    node.clear();
+  }
+  return out;
 }
 
 std::optional<TaskEnd> SlurmJobEnd(std::string_view state, std::string_view exit_code, std::string_view reason,

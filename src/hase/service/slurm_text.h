@@ -43,6 +43,10 @@ Result<std::vector<SlurmNode>> ParseScontrolNodes(std::string_view text);
 // drained), FAIL, FUTURE, POWERED_DOWN/POWERING_DOWN, NOT_RESPONDING ('*'), MAINT, REBOOT,
 // UNKNOWN; true for IDLE, MIXED, ALLOCATED, COMPLETING, PLANNED (with no such flag).
 bool SlurmNodeUsable(std::string_view state);
+// What `state` means for hase (backend.h NodeCondition): down for DOWN, FAIL, NOT_RESPONDING
+// ('*'; jobs there end NODE_FAIL); drained for the other unusable states (DRAIN, MAINT,
+// REBOOT, POWERED_DOWN, UNKNOWN, ...: nothing new starts, running jobs go on); usable otherwise.
+NodeCondition SlurmNodeCondition(std::string_view state);
 
 // One line of `squeue --noheader -o %i|%j|%T|%N`.
 struct SlurmJob {
@@ -66,6 +70,22 @@ int ParseSlurmExitCode(std::string_view exit_code);
 //   COMPLETED → exited with its code (0)             CANCELLED → cancelled (outside hase)
 //   FAILED, TIMEOUT, OUT_OF_MEMORY, DEADLINE, BOOT_FAIL, PREEMPTED → exited non-zero
 //   NODE_FAIL → lost (re-queued by the daemon)
+// A time as `scontrol show job` prints it ("2026-12-04T16:55:56": slurmctld's local time, no
+// zone), as wall seconds since the epoch, read in this process's local time zone (TZ; hase and
+// slurmctld must agree on it). nullopt for "Unknown", "None", "N/A", "" and anything unparsable.
+std::optional<double> ParseSlurmTime(std::string_view text);
+
+// What one job was given on one node, from `scontrol show job -d -o`'s detail
+// (`Nodes=t4-0 CPU_IDs=2 Mem=0 GRES=gpu:t4:1(IDX:2)`).
+struct SlurmJobGpus {
+  std::string node;              // as printed (one node name for hase's single-node jobs)
+  std::vector<int> gpu_indices;  // IDX of every GPU GRES, ascending ("IDX:0-1,3" → 0 1 3)
+};
+// Every `Nodes=` detail of a `scontrol show job -d -o` line that names GPU indices. Empty while
+// the job pends and after it ended (Slurm prints `GRES=` empty then). Errors: Parse (a bad IDX
+// list, quoted).
+Result<std::vector<SlurmJobGpus>> ParseSlurmJobGpus(std::string_view line);
+
 std::optional<TaskEnd> SlurmJobEnd(std::string_view state, std::string_view exit_code, std::string_view reason,
                                    int64_t job_id);
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include "hase/sched/task.h"
 #include "hase/sched/task_limits.h"
 #include "hase/service/request_json.h"
 
@@ -54,7 +55,7 @@ constexpr FieldSpec kFields[] = {
     {"key", 256},       {"name", 256},         {"model", 4096},     {"batch_size", 0},
     {"input_size", 0},  {"num_batches", 0},    {"samples", 0},      {"priority", 0},
     {"memory_mib", 0},  {"gpus", 0},           {"command", 65536},  {"pod", 512},
-    {"runtime", 64}};
+    {"runtime", 64},    {"input_shape", 64}};
 
 // Unknown keys (a misspelt "num_batchs" used to be ignored: the task ran 1 batch) and
 // over-long strings are refused at the door.
@@ -86,6 +87,35 @@ Result<std::string> GetString(const json& j, const char* field) {
 
 json Or0(double v) { return v > 0 ? json(v) : json(nullptr); }
 
+// "input_shape": the dims after the batch as "3x640x640" (as `hase kernels --input-shape`),
+// 1–4 dims, each 1–65 536 (the input_size range). Absent or null: empty.
+Result<std::vector<int64_t>> GetInputShape(const json& j) {
+  if (!j.contains("input_shape") || j["input_shape"].is_null()) return std::vector<int64_t>{};
+  const json& v = j["input_shape"];
+  if (!v.is_string()) {
+    return Bad("input_shape", "must be a string such as \"3x640x640\" (channels x height x width), not " +
+                                  DescribeJsonValue(v));
+  }
+  const std::string text = v.get<std::string>();
+  std::vector<int64_t> dims;
+  size_t at = 0;
+  while (at <= text.size()) {
+    const size_t x = text.find('x', at);
+    const std::string part = text.substr(at, x == std::string::npos ? std::string::npos : x - at);
+    if (part.empty() || part.size() > 6 ||
+        !std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      return Bad("input_shape", "\"" + text + "\" is not dims joined by 'x', such as \"3x640x640\"");
+    }
+    const int64_t d = std::stoll(part);
+    if (d < 1 || d > (1 << 16)) return Bad("input_shape", "dims must be 1-65536, not " + part);
+    dims.push_back(d);
+    if (x == std::string::npos) break;
+    at = x + 1;
+  }
+  if (dims.size() > 4) return Bad("input_shape", "has " + std::to_string(dims.size()) + " dims; give the 1-4 after the batch");
+  return dims;
+}
+
 }  // namespace
 
 Result<TaskSpec> TaskSpecFromJson(const json& j) {
@@ -112,7 +142,14 @@ Result<TaskSpec> TaskSpecFromJson(const json& j) {
                         "digits, '_', '-', '.'; no path)");
   }
   HASE_ASSIGN_OR_RETURN(s.batch_size, GetInt(j, "batch_size", 1));
-  HASE_ASSIGN_OR_RETURN(s.input_size, GetInt(j, "input_size", 224));
+  HASE_ASSIGN_OR_RETURN(s.input_size, GetInt(j, "input_size", 0));
+  HASE_ASSIGN_OR_RETURN(s.input_shape, GetInputShape(j));
+  if (s.input_size > 0 && !s.input_shape.empty() &&
+      (s.input_shape.size() < 2 || s.input_shape[s.input_shape.size() - 1] != s.input_size ||
+       s.input_shape[s.input_shape.size() - 2] != s.input_size)) {
+    return Bad("input_size", "is " + std::to_string(s.input_size) + " but input_shape is " +
+                                 sched::InputShapeText(s.input_shape) + "; give one of them");
+  }
   const bool has_batches = j.contains("num_batches") && !j["num_batches"].is_null();
   const bool has_samples = j.contains("samples") && !j["samples"].is_null();
   if (has_batches && has_samples) return Bad("samples", "give either samples or num_batches, not both");
@@ -147,14 +184,21 @@ Result<TaskSpec> TaskSpecFromJson(const json& j) {
 
 json TaskSpecToJson(const TaskSpec& s) {
   return json{{"key", s.key},           {"name", s.name},        {"model", s.model},
-              {"batch_size", s.batch_size}, {"input_size", s.input_size},
+              {"batch_size", s.batch_size},
+              {"input_size", s.input_size > 0 ? json(s.input_size) : json(nullptr)},
+              {"input_shape", s.input_shape.empty() ? json(nullptr) : json(sched::InputShapeText(s.input_shape))},
               {"num_batches", s.num_batches}, {"priority", s.priority},
               {"memory_mib", s.memory_mib}, {"gpus", s.gpus},    {"command", s.command},
               {"pod", s.pod}, {"runtime", s.runtime.empty() ? json(nullptr) : json(s.runtime)}};
 }
 
 std::string TaskSpecDifference(const TaskSpec& stored, const TaskSpec& sent) {
-  const json a = TaskSpecToJson(stored), b = TaskSpecToJson(sent);
+  // A row journalled before input_shape existed ("input_size":224 alone) is the 3x224x224 task.
+  auto normal = [](TaskSpec s) {
+    if (s.input_shape.empty() && s.input_size > 0) s.input_shape = {3, s.input_size, s.input_size};
+    return s;
+  };
+  const json a = TaskSpecToJson(normal(stored)), b = TaskSpecToJson(normal(sent));
   std::string out;
   auto shown = [](const json& v) {
     std::string d = v.dump(-1, ' ', false, json::error_handler_t::replace);

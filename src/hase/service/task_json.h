@@ -1,7 +1,8 @@
 // JSON forms of TaskSpec and TaskRecord: the REST API's bodies and the journal's spec column.
 //
 // Submit body (POST /v1/tasks), every field but "model" optional:
-//   {"key":"client-42","name":"r50","model":"resnet50","batch_size":8,"input_size":224,
+//   {"key":"client-42","name":"r50","model":"resnet50","batch_size":8,
+//    "input_shape":"3x224x224" | "input_size":224 (neither: the model's own; both must agree),
 //    "num_batches":100 | "samples":800,"priority":0,"memory_mib":0,"command":"python run.py"}
 // A record adds "id","state","gpu":{"id","node","index"} (null when unplaced), "times":
 // {"submitted_s","placed_s","started_s","ended_s"}, "predicted":{"start_s","end_s",

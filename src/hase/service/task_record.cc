@@ -28,6 +28,7 @@ sched::Task TaskRecord::ToSchedTask() const {
   t.family = sched::ModelFamily(spec.model);
   t.batch_size = spec.batch_size;
   t.input_size = spec.input_size;
+  t.input_shape = spec.input_shape;
   t.num_batches = spec.num_batches;
   t.arrival_ms = submitted_s * 1000.0;
   t.priority = spec.priority;

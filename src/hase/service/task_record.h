@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "hase/base/status.h"
 #include "hase/sched/task.h"
@@ -36,7 +37,13 @@ struct TaskSpec {
   std::string name;         // for people; defaults to "task-<id>"
   std::string model;        // zoo name or ONNX path, as `hase simulate` workloads
   int64_t batch_size = 1;
-  int64_t input_size = 224;
+  // The input the task is priced at. A client states input_shape ([C, H, W] after the batch,
+  // "3x640x640" in JSON) or input_size (H = W); with neither the daemon takes the shape the
+  // model's ONNX declares (Daemon::WithInputShape) before journalling, so a journalled task
+  // says what it was priced at. Both empty/0 only where no ONNX can be read (a latency table's
+  // model-only row prices it).
+  int64_t input_size = 0;            // square side, pixels; 0 = not stated / not square
+  std::vector<int64_t> input_shape;  // dims after the batch; empty = not stated
   int64_t num_batches = 1;  // from "samples" as ceil(samples / batch_size) when given
   int priority = 0;
   double memory_mib = 0;    // 0 = derive from the model

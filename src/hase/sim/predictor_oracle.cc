@@ -1,9 +1,11 @@
 #include "hase/sim/predictor_oracle.h"
 
 #include <algorithm>
+#include <set>
 
 #include <fmt/format.h>
 
+#include "hase/graph/model_proto_reader.h"
 #include "hase/kernels/kernel_list_builder.h"
 #include "hase/predict/predict_model.h"
 
@@ -35,6 +37,44 @@ std::string PredictorOracle::ModelPath(const std::string& model) const {
   return options_.models_dir + "/" + model + ".onnx";
 }
 
+Result<std::vector<int64_t>> PredictorOracle::DeclaredInputShape(const std::string& model) const {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = declared_.find(model); it != declared_.end()) return it->second;
+  }
+  const std::string path = ModelPath(model);
+  Result<std::vector<int64_t>> dims = [&]() -> Result<std::vector<int64_t>> {
+    HASE_ASSIGN_OR_RETURN(onnx::ModelProto m, graph::ReadModelProto(path));
+    std::set<std::string> inits;
+    for (const auto& t : m.graph().initializer()) inits.insert(t.name());
+    for (const auto& in : m.graph().input()) {
+      if (inits.count(in.name())) continue;
+      if (!in.type().has_tensor_type() || !in.type().tensor_type().has_shape()) {
+        return Status::InvalidArgument("the first input '" + in.name() + "' of " + path + " has no shape");
+      }
+      const auto& shape = in.type().tensor_type().shape();
+      std::vector<int64_t> out;
+      std::string text;
+      bool fixed = true;
+      for (int i = 1; i < shape.dim_size(); ++i) {  // dim 0 is the batch
+        const auto& d = shape.dim(i);
+        const bool has = d.has_dim_value() && d.dim_value() > 0;
+        fixed = fixed && has;
+        out.push_back(has ? d.dim_value() : 0);
+        text += (i > 1 ? "x" : "") + (has ? std::to_string(d.dim_value()) : (d.dim_param().empty() ? "?" : d.dim_param()));
+      }
+      if (!fixed) {
+        return Status::InvalidArgument(fmt::format("{} declares input '{}' as {} (not fixed): its input size is not "
+                                                   "known", path, in.name(), text));
+      }
+      return out;
+    }
+    return Status::InvalidArgument(path + " has no graph input");
+  }();
+  std::lock_guard<std::mutex> lock(mu_);
+  return declared_.emplace(model, std::move(dims)).first->second;
+}
+
 Result<sched::TaskProfile> PredictorOracle::Profile(const sched::Task& task,
                                                     const sched::GpuType& type) const {
   const std::string key = sched::ProfileKey(task);
@@ -61,7 +101,7 @@ Result<sched::TaskProfile> PredictorOracle::Profile(const sched::Task& task,
   if (!kl) {
     KernelListOptions ko;
     ko.batch = task.batch_size;
-    ko.input_shape = {3, task.input_size, task.input_size};
+    ko.input_shape = sched::InputDims(task);  // empty: the model's own dims
     Result<KernelList> built = BuildRuntimeKernelList(ModelPath(task.model), ko, runtime);
     kl = std::make_shared<const Result<KernelList>>(
         built.ok() ? std::move(built) : Result<KernelList>(built.status().WithContext(

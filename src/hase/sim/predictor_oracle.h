@@ -65,6 +65,10 @@ class PredictorOracle final : public sched::LatencyOracle {
   Result<sched::TaskProfile> Profile(const sched::Task& task,
                                      const sched::GpuType& type) const override;
   const sched::ContentionModel& contention() const override { return options_.contention; }
+  // The first graph input's dims after the batch, read from the model's ONNX (weights are not
+  // read); cached per model. Errors: as LatencyOracle::DeclaredInputShape; InvalidArgument names
+  // the symbolic dims ("3xheightxwidth") so the caller can ask for a shape.
+  Result<std::vector<int64_t>> DeclaredInputShape(const std::string& model) const override;
 
   // The ONNX path a task's model resolves to.
   std::string ModelPath(const std::string& model) const;
@@ -79,6 +83,8 @@ class PredictorOracle final : public sched::LatencyOracle {
   mutable std::mutex mu_;
   // ProfileKey → kernels (or the error building them).
   mutable std::map<std::string, std::shared_ptr<const Result<KernelList>>> kernels_;
+  // model → its declared input dims (or why not).
+  mutable std::map<std::string, Result<std::vector<int64_t>>> declared_;
   // (ProfileKey, type) → per-batch profile (isolated_ms per batch).
   mutable std::map<std::pair<std::string, std::string>, Result<sched::TaskProfile>> per_batch_;
 };

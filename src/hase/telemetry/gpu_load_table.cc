@@ -71,6 +71,16 @@ GroupResult GroupDcgmSamples(std::span<const PromSample> samples, std::string_vi
         if (resolver) o.gpu_type = resolver(*m).value_or("");
       }
     }
+    // Scraped through Prometheus without honor_labels, they arrive as exported_pod/_namespace.
+    const std::string* pod = s.Label("pod");
+    const bool exported = !pod || pod->empty();
+    if (exported) pod = s.Label("exported_pod");
+    if (pod && !pod->empty()) {
+      const std::string* ns = s.Label(exported ? "exported_namespace" : "namespace");
+      const std::string name = (ns && !ns->empty() ? *ns : std::string("default")) + "/" + *pod;
+      auto at = std::lower_bound(o.pods.begin(), o.pods.end(), name);
+      if (at == o.pods.end() || *at != name) o.pods.insert(at, name);
+    }
     const std::string* mig_id = s.Label("GPU_I_ID");
     const bool is_mig = mig_id && !mig_id->empty();
     MigPart* part = nullptr;

@@ -65,6 +65,11 @@ struct GpuObservation {
   unsigned field_mask = 0;   // bit i set: kDcgmLoadFields[i] stored
   int mig_instances = 0;     // whole GPU: MIG instances folded in (0: not partitioned)
   std::string mig_profile;   // MIG instance (key.gpu_instance >= 0): GPU_I_PROFILE, "1g.5gb"
+  // Kubernetes pods using the GPU, "namespace/name", sorted: dcgm-exporter's pod mapping
+  // (--kubernetes / DCGM_EXPORTER_KUBERNETES=true) labels the series of a GPU allocated to a
+  // pod with `pod`, `namespace`, `container` (read from the kubelet's pod-resources API).
+  // Empty: no pod there, or the mapping is off. On a whole GPU it includes its instances' pods.
+  std::vector<std::string> pods;
 };
 
 struct GroupResult {
