@@ -277,6 +277,8 @@ int Run(const ServeFlags& f) {
 
   auto log = std::make_shared<spdlog::logger>("hase", std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
   log->set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %l %v", spdlog::pattern_time_type::utc);
+  // The default logger (backends' warnings) stamps ISO 8601 UTC too, not local time.
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %l %v", spdlog::pattern_time_type::utc);
   log->set_level(spdlog::level::from_str(f.log_level));
   log->flush_on(spdlog::level::info);
 

@@ -227,7 +227,7 @@ void Daemon::RunPassForTest() {
   std::unique_lock<std::mutex> lock(mu_);
   PassLocked(Now());
   LaunchPendingLocked(lock);
-  PlanLocked(lock);
+  PlanLocked(lock, /*wait=*/true);
 }
 
 void Daemon::RefreshGpusLocked(double now) {

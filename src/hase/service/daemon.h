@@ -276,8 +276,10 @@ class Daemon {
   // NotFound (node).
   Result<int> RecoverNode(const std::string& node);
 
-  // The plan of the whole queue made after the last pass (live_plan.h); null before the first
-  // pass or with DaemonOptions::plan_budget_ms = 0. Shared and immutable: safe to keep.
+  // The plan of the whole queue made after the last pass (live_plan.h; planned on its own
+  // thread, so it may lag the pass by one plan's time, at most plan_budget_ms plus the copy);
+  // null before the first plan or with DaemonOptions::plan_budget_ms = 0. Shared and
+  // immutable: safe to keep.
   std::shared_ptr<const LiveQueuePlan> Plan() const;
 
   std::vector<GpuView> Gpus() const;
@@ -407,9 +409,10 @@ class Daemon {
   void LogBindLocked(const TaskRecord& r, double now) const;      // requires mu_
   std::string GpuAndTaskSeriesLocked(double now) const;            // requires mu_: /metrics
   bool FitsSomeCatalogGpuLocked(const sched::CycleState& cycle, const sched::Task& t) const;  // requires mu_
-  // daemon_plan.cc: remakes plan_ from a copy of the state taken under `lock` (on mu_),
-  // planning with the lock released.
-  void PlanLocked(std::unique_lock<std::mutex>& lock);
+  // daemon_plan.cc: hands a copy of the state to planner_ (planned on its thread) when the
+  // state changed since the last plan or it is plan_refresh_s old. `wait`: until it is planned
+  // (RunPassForTest), with `lock` (on mu_) released meanwhile.
+  void PlanLocked(std::unique_lock<std::mutex>& lock, bool wait = false);
   // The reason of a task that fits some GPU's catalog memory but no GPU's live free memory:
   // the GPU with the most free memory, its figures and the need. Requires mu_.
   std::string MemoryWaitReasonLocked(const sched::Task& t, const sched::CycleState& cycle) const;
@@ -461,10 +464,11 @@ class Daemon {
   };
   std::vector<LiveGpu> live_;                       // guarded by mu_, per GPU
   std::map<int64_t, PlacementWhy> why_;             // guarded by mu_, placed tasks
-  std::shared_ptr<const LiveQueuePlan> plan_;       // guarded by mu_: the last pass's plan
-  uint64_t plan_seq_ = 0;                           // guarded by mu_: plans started
   uint64_t plan_signature_ = 0;                     // guarded by mu_: what the last plan read
   double plan_made_s_ = -1e300;                     // guarded by mu_: when (wall s)
+  // Plans on its own thread (destroyed, and joined, before the members above: it reads a copy
+  // whose ClusterState refers to cluster_).
+  LivePlanner planner_;
   std::set<int64_t> binding_;  // guarded by mu_: pods BindExternal is binding now
   std::map<int64_t, LaunchRequest> pending_launches_;  // guarded by mu_: journalled running, not launched
   bool dirty_ = true;                               // guarded by mu_: a pass is due

@@ -26,7 +26,7 @@ struct Signature {
 
 }  // namespace
 
-void Daemon::PlanLocked(std::unique_lock<std::mutex>& lock) {
+void Daemon::PlanLocked(std::unique_lock<std::mutex>& lock, bool wait) {
   if (options_.plan_budget_ms <= 0) return;
   Signature sig;
   for (const QueueKey& k : queue_) sig.Add(static_cast<double>(std::get<3>(k)));
@@ -40,7 +40,14 @@ void Daemon::PlanLocked(std::unique_lock<std::mutex>& lock) {
     sig.Add(g.background.EffectiveSmActive());
   }
   const double now = Now();
-  if (plan_ && sig.h == plan_signature_ && now - plan_made_s_ < options_.plan_refresh_s) return;
+  if (plan_made_s_ > -1e300 && sig.h == plan_signature_ && now - plan_made_s_ < options_.plan_refresh_s) {
+    if (wait) {  // the plan of this state may still be on its way
+      lock.unlock();
+      planner_.WaitIdle();
+      lock.lock();
+    }
+    return;
+  }
   plan_signature_ = sig.h;
   plan_made_s_ = now;
   LivePlanInput in;
@@ -58,21 +65,16 @@ void Daemon::PlanLocked(std::unique_lock<std::mutex>& lock) {
   in.policy = options_.policy;
   in.oracle = oracle_;
   in.options.budget_ms = options_.plan_budget_ms;
-  const uint64_t seq = ++plan_seq_;
-  lock.unlock();  // planning may take the whole budget: submitters and readers go on
-  Result<std::shared_ptr<const LiveQueuePlan>> plan = BuildLivePlan(in);
-  lock.lock();
-  if (!plan.ok()) {
-    options_.logger->warn("plan failed: {}", plan.status().ToString());
-    return;
+  std::shared_ptr<spdlog::logger> log = options_.logger;
+  planner_.Request(std::move(in), [log](const Status& s) { log->warn("plan failed: {}", s.ToString()); });
+  if (wait) {
+    lock.unlock();
+    planner_.WaitIdle();
+    lock.lock();
   }
-  if (seq == plan_seq_) plan_ = std::move(*plan);  // else a newer plan is on its way
 }
 
-std::shared_ptr<const LiveQueuePlan> Daemon::Plan() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return plan_;
-}
+std::shared_ptr<const LiveQueuePlan> Daemon::Plan() const { return planner_.Latest(); }
 
 std::string Daemon::MemoryWaitReasonLocked(const sched::Task& t, const sched::CycleState& cycle) const {
   // The GPU it fits by catalog memory whose live free memory comes closest to its need.

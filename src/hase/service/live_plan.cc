@@ -229,6 +229,54 @@ Result<std::shared_ptr<const LiveQueuePlan>> BuildLivePlan(const LivePlanInput& 
   return std::shared_ptr<const LiveQueuePlan>(std::move(out));
 }
 
+LivePlanner::~LivePlanner() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void LivePlanner::Request(LivePlanInput in, std::function<void(const Status&)> on_error) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    next_ = std::make_unique<LivePlanInput>(std::move(in));
+    on_error_ = std::move(on_error);
+    if (!thread_.joinable()) thread_ = std::thread([this] { Loop(); });
+  }
+  cv_.notify_all();
+}
+
+std::shared_ptr<const LiveQueuePlan> LivePlanner::Latest() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return latest_;
+}
+
+void LivePlanner::WaitIdle() {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [this] { return stop_ || (!next_ && !busy_); });
+}
+
+void LivePlanner::Loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    cv_.wait(lock, [this] { return stop_ || next_; });
+    if (stop_) return;
+    std::unique_ptr<LivePlanInput> in = std::move(next_);
+    std::function<void(const Status&)> on_error = on_error_;
+    busy_ = true;
+    lock.unlock();
+    Result<std::shared_ptr<const LiveQueuePlan>> plan = BuildLivePlan(*in);
+    if (!plan.ok() && on_error) on_error(plan.status());
+    in.reset();
+    lock.lock();
+    if (plan.ok()) latest_ = std::move(*plan);
+    busy_ = false;
+    cv_.notify_all();
+  }
+}
+
 json PlanGpuJson(const PlanGpu& g) {
   if (g.id < 0) return nullptr;
   return json{{"id", g.id}, {"node", g.node}, {"index", g.index}, {"type", g.type}};

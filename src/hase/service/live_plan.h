@@ -10,12 +10,16 @@
 // (Unix); the daemon builds the input under its lock and plans outside it.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -115,6 +119,35 @@ struct LivePlanInput {
 
 // Plans the queue. Errors: the policy's (NotFound for an unknown name; Internal).
 Result<std::shared_ptr<const LiveQueuePlan>> BuildLivePlan(const LivePlanInput& in);
+
+// Plans on its own thread, so the scheduler's next pass does not wait for the plan: Request
+// hands over an input and returns; the thread plans the newest input (older ones not yet
+// started are dropped) and publishes the result for Latest. A failed plan keeps the previous
+// one and is reported through `on_error`. Thread-safe. The destructor stops and joins the thread.
+class LivePlanner {
+ public:
+  LivePlanner() = default;
+  ~LivePlanner();
+  LivePlanner(const LivePlanner&) = delete;
+  LivePlanner& operator=(const LivePlanner&) = delete;
+
+  void Request(LivePlanInput in, std::function<void(const Status&)> on_error);
+  // The newest plan; null before the first one.
+  std::shared_ptr<const LiveQueuePlan> Latest() const;
+  // Blocks until every input handed over so far is planned (tests; RunPassForTest).
+  void WaitIdle();
+
+ private:
+  void Loop();
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::unique_ptr<LivePlanInput> next_;           // guarded by mu_: the input to plan next
+  std::function<void(const Status&)> on_error_;   // guarded by mu_
+  bool busy_ = false;                             // guarded by mu_: planning now
+  bool stop_ = false;                             // guarded by mu_
+  std::shared_ptr<const LiveQueuePlan> latest_;   // guarded by mu_
+  std::thread thread_;                            // started by the first Request
+};
 
 // JSON forms. PlanGpu: {"id","node","index","type"} (null for none). A queued task's
 // "predicted": {"start_s","end_s","start","end","gpu","exact"} (start/end: ISO 8601 UTC; null

@@ -1,0 +1,84 @@
+// sched::PlanQueue (the daemon's live plan) is the policy's own code path: with truth equal to
+// the prediction, the simulator does exactly what the plan made at t = 0 says — every task's
+// GPU, start and end, and the makespan (issue #23 item 1).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+#include "hase/sched/queue_plan.h"
+#include "hase/sched/registry.h"
+#include "hase/sim/analytic_truth.h"
+#include "hase/sim/simulator.h"
+
+namespace hase::sim {
+namespace {
+
+TEST(QueuePlan, EqualsTheSimulatorUnderPerfectTruth) {
+  sched::Cluster c;
+  c.name = "plan";
+  c.types = {{"A100-SXM4-40GB", 40960, 19.5, 1555}, {"T4", 15360, 8.1, 320}, {"V100", 16384, 15.7, 900}};
+  const int types[] = {0, 0, 1, 1, 1, 2};
+  for (int i = 0; i < 6; ++i) c.gpus.push_back({i, "n" + std::to_string(i / 2), i % 2, types[i], c.types[types[i]].memory_mib, 2});
+  auto o = std::make_shared<sched::TableOracle>();
+  const char* models[] = {"resnet50", "vgg16", "densenet121", "yolov8s"};
+  for (int m = 0; m < 4; ++m) {
+    o->Set(models[m], "A100-SXM4-40GB", 4.0 + 3 * m, 0.4 + 0.15 * m, 2000 + 3000 * m);
+    o->Set(models[m], "T4", 15.0 + 9 * m, 0.4 + 0.15 * m, 2000 + 3000 * m);
+    o->Set(models[m], "V100", 7.0 + 5 * m, 0.4 + 0.15 * m, 2000 + 3000 * m);
+  }
+  std::mt19937_64 rng(7);
+  std::vector<sched::Task> tasks;
+  for (int i = 0; i < 60; ++i) {
+    sched::Task t;
+    t.id = i;
+    t.name = "t" + std::to_string(i);
+    t.model = models[rng() % 4];
+    t.num_batches = 50 + static_cast<int64_t>(rng() % 400);
+    tasks.push_back(t);
+  }
+  for (const std::string policy : {"hase", "fastest-gpu", "gavel-like", "eft-share"}) {
+    SCOPED_TRACE(policy);
+    sched::PolicyConfig pc;
+    pc.oracle = o;
+    pc.cluster = &c;
+    auto planner = sched::MakePolicy(policy, pc);
+    ASSERT_TRUE(planner.ok());
+    sched::ClusterState state(c, (*planner)->options().max_tasks_per_gpu);
+    for (int g = 0; g < 6; ++g) (*planner)->OnGpuChanged(state, g);
+    std::vector<double> key(tasks.size());
+    for (const sched::Task& t : tasks) key[t.id] = (*planner)->QueueKey(t, c);
+    std::vector<sched::Task> queue = tasks;
+    std::stable_sort(queue.begin(), queue.end(),
+                     [&](const sched::Task& a, const sched::Task& b) { return key[a.id] > key[b.id]; });
+    sched::QueuePlanOptions po;
+    po.budget_ms = 1e12;
+    auto plan = sched::PlanQueue(state, **planner, queue, po);
+    ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+    EXPECT_TRUE(plan->complete);
+    auto policy_run = sched::MakePolicy(policy, pc);
+    ASSERT_TRUE(policy_run.ok());
+    const AnalyticTruth perfect(o, {1, 0.0, 0.0});
+    SimOptions so;
+    so.measure_decisions = false;
+    auto real = Simulate(c, tasks, **policy_run, perfect, so);
+    ASSERT_TRUE(real.ok());
+    EXPECT_NEAR(plan->eta_ms, real->makespan_ms, 1e-6 * real->makespan_ms);
+    for (const sched::PlannedTask& p : plan->tasks) {
+      const TaskOutcome& r = real->tasks[p.task_id];
+      SCOPED_TRACE(p.task_id);
+      EXPECT_EQ(p.outcome, sched::PlannedTask::Outcome::kPlanned);
+      EXPECT_EQ(p.gpu, r.gpu);
+      EXPECT_NEAR(p.start_ms, r.start_ms, 1e-6 * std::max(1.0, r.end_ms));
+      EXPECT_NEAR(p.end_ms, r.end_ms, 1e-6 * r.end_ms);
+    }
+    // The critical path ends at the ETA on one GPU, each task starting when the one before ends.
+    ASSERT_FALSE(plan->critical_path.empty());
+    const TaskOutcome& last = real->tasks[plan->critical_path.back()];
+    EXPECT_NEAR(last.end_ms, real->makespan_ms, 1e-6 * real->makespan_ms);
+    EXPECT_EQ(last.gpu, plan->critical_gpu);
+  }
+}
+
+}  // namespace
+}  // namespace hase::sim
