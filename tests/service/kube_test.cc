@@ -767,7 +767,9 @@ TEST_F(KubeTest, CordonedNodeIsFilteredAndItsPodsKeepRunning) {
   // Reported drained: the daemon's own GPUs on a take no REST task either (GET /v1/gpus).
   for (const GpuView& g : daemon_->Gpus()) {
     EXPECT_EQ(g.drained, g.node == "a") << g.label;
-    if (g.node == "a") EXPECT_NE(g.health_reason.find("cordoned"), std::string::npos) << g.health_reason;
+    if (g.node == "a") {
+      EXPECT_NE(g.health_reason.find("cordoned"), std::string::npos) << g.health_reason;
+    }
   }
   adv = daemon_->Advise(probe);
   ASSERT_TRUE(adv.ok()) << adv.status().ToString();

@@ -56,7 +56,9 @@ TEST(LiveState, IdleGpusAreFreeNowAfterOverrunningTasksEnd) {
   // Now every running task ends (several passes, as the daemon's loop would run them).
   for (int round = 0; round < 10; ++round) {
     for (int64_t id : ids) {
-      if (d->Get(id)->state == TaskState::kRunning) ASSERT_TRUE(d->Complete(id, 0).ok());
+      if (d->Get(id)->state == TaskState::kRunning) {
+        ASSERT_TRUE(d->Complete(id, 0).ok());
+      }
     }
     clock.now = clock.now + 1;
     d->RunPassForTest();

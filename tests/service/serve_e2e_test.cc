@@ -169,7 +169,9 @@ TEST_F(ServeE2E, Kill9AtRandomMomentsLosesAndDuplicatesNothing) {
     auto r = c.Post("/v1/tasks", body.dump(), "application/json");
     ASSERT_TRUE(r);
     int64_t id = json::parse(r->body)["id"];
-    if (accepted.count("k" + std::to_string(i))) EXPECT_EQ(accepted["k" + std::to_string(i)], id);
+    if (accepted.count("k" + std::to_string(i))) {
+      EXPECT_EQ(accepted["k" + std::to_string(i)], id);
+    }
   }
   json tasks = List(s.port);
   ASSERT_EQ(tasks.size(), static_cast<size_t>(kTasks));
