@@ -516,3 +516,58 @@ TEST(OnnxLoaderHostile, CrashInsideLibonnxIsCaught) {
 
 }  // namespace
 }  // namespace hase::graph
+
+namespace hase::graph {
+namespace {
+
+// ConvRelu with 'w' ([4,3,3,3] float, 432 bytes) moved to external data with these entries.
+std::string ExternalW(const std::string& file, const std::vector<std::pair<std::string, std::string>>& entries) {
+  onnx::ModelProto m = ConvRelu().model();
+  for (auto& t : *m.mutable_graph()->mutable_initializer()) {
+    if (t.name() != "w") continue;
+    t.clear_raw_data();
+    t.clear_float_data();
+    t.set_data_location(onnx::TensorProto::EXTERNAL);
+    for (const auto& [k, v] : entries) {
+      auto* e = t.add_external_data();
+      e->set_key(k);
+      e->set_value(v);
+    }
+  }
+  return hase::testing::WriteFile(file, m.SerializeAsString());
+}
+
+// Issue 24: an external-data length that is not the tensor's size was accepted silently. It is
+// a Parse error naming the tensor, its size and the file, present or not (ORT refuses it too).
+TEST(OnnxLoaderInvalid, ExternalDataLengthOtherThanTheTensorSize) {
+  std::filesystem::remove(hase::testing::TestTempDir() + "/w_len.bin");
+  const std::string path = ExternalW("wrong_length.onnx", {{"location", "w_len.bin"}, {"length", "100"}});
+  for (bool present : {false, true}) {
+    if (present) hase::testing::WriteFile("w_len.bin", std::string(1000, '\0'));
+    auto g = LoadOnnxGraph(path, {});
+    ASSERT_FALSE(g.ok());
+    EXPECT_TRUE(g.status().IsParse());
+    EXPECT_NE(g.status().ToString().find("initializer 'w' ([4,3,3,3], FLOAT) is 432 bytes, but its "
+                                         "external-data entry gives length 100 in 'w_len.bin'"),
+              std::string::npos) << g.status().ToString();
+  }
+  EXPECT_TRUE(LoadOnnxGraph(ExternalW("right_length.onnx", {{"location", "w_len.bin"}, {"length", "432"}}), {}).ok());
+}
+
+// Without a length, the tensor's own size from the offset must fit in a present file.
+TEST(OnnxLoaderInvalid, ExternalDataWithoutLengthPastTheEnd) {
+  const std::string path = ExternalW("no_length.onnx", {{"location", "w_nolen.bin"}, {"offset", "64"}});
+  std::filesystem::remove(hase::testing::TestTempDir() + "/w_nolen.bin");
+  EXPECT_TRUE(LoadOnnxGraph(path, {}).ok());  // absent: the weight-free case
+  hase::testing::WriteFile("w_nolen.bin", std::string(400, '\0'));
+  auto g = LoadOnnxGraph(path, {});
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.status().ToString().find("initializer 'w' points at bytes 64..496 of 'w_nolen.bin', "
+                                       "which has only 400 bytes"),
+            std::string::npos) << g.status().ToString();
+  hase::testing::WriteFile("w_nolen.bin", std::string(496, '\0'));
+  EXPECT_TRUE(LoadOnnxGraph(path, {}).ok());
+}
+
+}  // namespace
+}  // namespace hase::graph
