@@ -184,3 +184,24 @@ TEST(KernelsCli, ZooNames) {
 
 }  // namespace
 }  // namespace hase
+
+namespace hase {
+namespace {
+
+// Einsum of two operands is costed as the contraction it is: output elements × summed extent.
+TEST(KernelsCli, EinsumIsCostedAsAContraction) {
+  ModelBuilder b(17);
+  b.Input("q", {"N", "2", "49", "32"}).Input("k", {"N", "2", "49", "32"});
+  ModelBuilder::Str(b.Node("Einsum", {"q", "k"}, {"y"}), "equation", "bhid,bhjd->bhij");
+  b.Output("y");
+  auto r = Kernels(b.Write("einsum_cost.onnx") + " --batch 4 --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");  // no "no cost formula" warning
+  const auto k = nlohmann::json::parse(r.out)["kernels"][0];
+  EXPECT_EQ(k["op_type"], "Einsum");
+  EXPECT_DOUBLE_EQ(k["macs"].get<double>(), 4.0 * 2 * 49 * 49 * 32);
+  EXPECT_DOUBLE_EQ(k["flops"].get<double>(), 2 * 4.0 * 2 * 49 * 49 * 32);
+}
+
+}  // namespace
+}  // namespace hase
