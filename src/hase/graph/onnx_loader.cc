@@ -509,6 +509,9 @@ Result<InferredModel> Unpack(const std::string& wire) {
 Result<InferredModel> InferenceIsolated(onnx::ModelProto model, const std::string& path,
                                         const LoadOptions& options,
                                         std::vector<std::string> warnings) {
+  // Schemas built here, not in each child: once per process, and never half-built by another
+  // thread at the moment of the fork (its static's guard would be held forever in the child).
+  (void)NullSafeSchemaRegistry();
   IsolatedCallOptions io;
   io.what = "ONNX shape inference (libonnx)";
   io.timeout_s = kShapeInferenceTimeoutS;
