@@ -160,6 +160,7 @@ Result<std::string> RunIsolated(const std::function<Result<std::string>()>& fn,
   std::optional<Result<std::string>> reply;
   int wstatus = 0;
   bool reaped = false, eof = false, timed_out = false;
+  int poll_errno = 0;
   char chunk[65536];
   while (!reply && !eof) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
@@ -171,7 +172,10 @@ Result<std::string> RunIsolated(const std::function<Result<std::string>()>& fn,
     // Slices of at most 100 ms: a child that died while another process still holds the
     // pipe's write end is noticed by waitpid below, not by EOF.
     const int ready = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 100)));
-    if (ready < 0 && errno != EINTR) break;
+    if (ready < 0 && errno != EINTR) {
+      poll_errno = errno;  // cannot wait on the pipe: stop the child rather than block on it
+      break;
+    }
     if (ready > 0) {
       const ssize_t n = ::read(rfd, chunk, sizeof chunk);
       if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
@@ -198,12 +202,16 @@ Result<std::string> RunIsolated(const std::function<Result<std::string>()>& fn,
     }
   }
   ::close(rfd);
-  if (timed_out) ::kill(pid, SIGKILL);
+  if (timed_out || poll_errno != 0) ::kill(pid, SIGKILL);
   if (!reaped) {
     while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
     }
   }
   if (reply && !timed_out) return std::move(*reply);
+  if (poll_errno != 0) {
+    return Status::IO(options.what + ": cannot wait for the child process: " +
+                      std::strerror(poll_errno));
+  }
   char limit[32];
   std::snprintf(limit, sizeof limit, "%g", options.timeout_s);
   if (timed_out) {
