@@ -35,7 +35,7 @@ struct IsolatedCallOptions {
 // as a non-OK Status (carried back as is) or by throwing std::exception (returned as
 // InvalidArgument with what()). Errors: Internal when the child died by a signal ("<what>
 // crashed (SIGSEGV)"), exited without a reply, or ran past timeout_s (it is then killed); IO
-// when fork or pipe fail.
+// when fork, pipe or waiting on the pipe fail.
 Result<std::string> RunIsolated(const std::function<Result<std::string>()>& fn,
                                 const IsolatedCallOptions& options = {});
 
