@@ -1,4 +1,4 @@
-// `hase kernels MODEL.onnx` — the kernels a runtime launches for a model, with their costs.
+// `hase kernels MODEL.onnx|ZOO_NAME` — the kernels a runtime launches for a model, with their costs.
 #include <cstdio>
 #include <memory>
 
@@ -35,7 +35,9 @@ int RunKernels(const KernelsFlags& f) {
     if (!shape.ok()) return Fail(shape.status());
     o.input_shape = *shape;
   }
-  auto list = BuildKernelList(f.model, o);
+  auto model = ResolveModelArg(f.model);
+  if (!model.ok()) return Fail(model.status());
+  auto list = BuildKernelList(*model, o);
   if (!list.ok()) return Fail(list.status());
   for (const auto& w : list->warnings) std::fprintf(stderr, "hase: warning: %s\n", w.c_str());
   std::string text;
@@ -57,7 +59,7 @@ Command AddKernelsCommand(CLI::App& parent) {
   Command c;
   c.app = parent.add_subcommand(
       "kernels", "List the kernels a runtime launches for an ONNX model, with FLOPs and bytes");
-  c.app->add_option("model", flags->model, "ONNX model file (.onnx)")->required();
+  c.app->add_option("model", flags->model, "ONNX model file (.onnx) or zoo model name (resnet50, yolov8n, …)")->required();
   c.app->add_option("--batch", flags->batch, "batch size bound to the inputs' dim 0 (default 1)");
   c.app->add_option("--input-shape", flags->input_shape,
                     "dims of the first input after the batch, e.g. 3x640x640");

@@ -1,10 +1,11 @@
-// `hase predict MODEL.onnx --gpu T4 [--batch N] [--runtime ort-cuda|ort-cuda-graph|pytorch-eager|
+// `hase predict MODEL.onnx|ZOO_NAME --gpu T4|all [--batch N] [--runtime ort-cuda|ort-cuda-graph|pytorch-eager|
 //  tensorrt] [--load k=v,...] [--precision tf32|tf32-conv|fp32|fp16|tensor] [--per-kernel]
 //  [--format table|json] [--model FILE] [--profile FILE] [--catalog FILE]
 //  [--input-shape 3x224x224] [--input-transfer] [--with B.onnx[:BATCH] ...]`
 // Latency per batch (host issue and device timelines composed), throughput, GPU demand and
 // (optionally) per-kernel times with the estimator used. With --with: each model's time per
 // batch alone and together on one GPU, and its slowdown (sched/contention_model.h).
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -144,10 +145,86 @@ nlohmann::json ColocationJson(const std::vector<Colocated>& together,
   return {{"kappa", model.kappa}, {"models", models}};
 }
 
+// `--gpu all`: the model priced on every GPU type of the catalog (whole GPUs, file order),
+// printed fastest first.
+int RunAllGpus(const PredictFlags& f, const GpuCatalog& catalog, const KernelList& kl,
+               const LoadSnapshot& load, const PredictOptions& opt) {
+  struct Row {
+    const GpuSpec* gpu;
+    ModelLatency m;
+    double have_mib;
+  };
+  std::vector<Row> rows;
+  for (const GpuSpec& spec : catalog.gpus()) {
+    auto m = PredictModel(kl, spec, load, opt);
+    if (!m.ok()) return Fail(m.status().WithContext("--gpu all: " + spec.id));
+    rows.push_back({&spec, *m, spec.memory_gib * 1024.0});
+  }
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const Row& a, const Row& b) { return a.m.latency_ms < b.m.latency_ms; });
+  const double need_mib = sim::ModelMemoryNeedMib(kl);
+  if (f.format == "json") {
+    nlohmann::json gpus = nlohmann::json::array();
+    for (const Row& r : rows) {
+      nlohmann::json j = ToJson(r.m, load, false, "derived from datasheet");
+      j["gpu_memory_mib"] = r.have_mib;
+      j["fits"] = need_mib <= r.have_mib;
+      gpus.push_back(std::move(j));
+    }
+    nlohmann::json out = {{"model", kl.model},
+                          {"batch", rows.empty() ? f.batch : rows.front().m.batch},
+                          {"memory_need_mib", need_mib},
+                          {"gpus", gpus}};
+    std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    return 0;
+  }
+  std::string out;
+  out += fmt::format("model       {}\n", kl.model);
+  if (!rows.empty()) {
+    out += fmt::format("runtime     {}   batch {}   kernels {}   memory need {:.0f} MiB\n",
+                       rows.front().m.runtime, rows.front().m.batch, rows.front().m.kernels.size(),
+                       need_mib);
+  }
+  out += fmt::format("load        sm_active {:.2f}  dram_active {:.2f}\n", load.EffectiveSmActive(),
+                     load.EffectiveDramActive());
+  out += fmt::format("\n{:<24} {:<10} {:>12} {:>12} {:>7}  {}\n", "GPU", "PRECISION", "LATENCY_MS",
+                     "SAMPLES/S", "DEMAND", "MEMORY");
+  bool any_no_tf32 = false;
+  for (const Row& r : rows) {
+    // As the one-GPU table says: TF32 runs as FP32 before compute capability 8.0.
+    const bool no_tf32 = (r.m.precision == Precision::kTf32 || r.m.precision == Precision::kTf32Conv) &&
+                         r.gpu->tensor_tf32_tflops() <= 0;
+    any_no_tf32 |= no_tf32;
+    out += fmt::format("{:<24} {:<10} {:>12.3f} {:>12.1f} {:>7.2f}  {}\n", r.gpu->id,
+                       no_tf32 ? std::string("fp32*") : PrecisionName(r.m.precision), r.m.latency_ms,
+                       r.m.throughput_samples_per_s, r.m.demand,
+                       need_mib <= r.have_mib
+                           ? fmt::format("fits ({:.0f} MiB)", r.have_mib)
+                           : fmt::format("does not fit ({:.0f} MiB)", r.have_mib));
+  }
+  if (any_no_tf32) out += "* the runtime's TF32 runs as FP32: no TF32 before compute capability 8.0\n";
+  std::fputs(out.c_str(), stdout);
+  return 0;
+}
+
 int Run(const PredictFlags& f) {
   auto catalog = GpuCatalog::Load(f.catalog);
   if (!catalog.ok()) return Fail(catalog.status());
-  auto gpu = catalog->Find(f.gpu);
+  const bool all_gpus = f.gpu == "all";
+  if (all_gpus) {
+    for (const auto& [flag, set] : {std::pair<const char*, bool>{"--profile", !f.profile.empty()},
+                                    {"--with", !f.with.empty()},
+                                    {"--per-kernel", f.per_kernel}}) {
+      if (set) {
+        return Fail(Status::InvalidArgument(std::string(flag) + " needs one GPU type", "--gpu all",
+                                            "name one type, e.g. --gpu a100"));
+      }
+    }
+  }
+  if (all_gpus && catalog->gpus().empty()) {
+    return Fail(Status::InvalidArgument("the catalog has no GPU types", "--gpu all"));
+  }
+  auto gpu = all_gpus ? Result<const GpuSpec*>(&catalog->gpus().front()) : catalog->Find(f.gpu);
   if (!gpu.ok()) return Fail(gpu.status().WithContext("--gpu"));
   auto load = ParseLoadFlag(f.load);
   if (!load.ok()) return Fail(load.status());
@@ -197,8 +274,11 @@ int Run(const PredictFlags& f) {
     if (!shape.ok()) return Fail(shape.status().WithContext("--input-shape"));
     ko.input_shape = *shape;
   }
-  auto kl = BuildRuntimeKernelList(f.onnx, ko, opt.runtime);
+  auto onnx = ResolveModelArg(f.onnx);
+  if (!onnx.ok()) return Fail(onnx.status());
+  auto kl = BuildRuntimeKernelList(*onnx, ko, opt.runtime);
   if (!kl.ok()) return Fail(kl.status());
+  if (all_gpus) return RunAllGpus(f, *catalog, *kl, *load, opt);
   auto m = PredictModel(*kl, **gpu, *load, opt);
   if (!m.ok()) return Fail(m.status());
   // The scheduler's fit check (PredictorOracle's memory need against the GPU's memory): a model
@@ -210,7 +290,7 @@ int Run(const PredictFlags& f) {
                  "hase predict: warning: %s at batch %lld needs about %.0f MiB of GPU memory, more than the %s's "
                  "%.0f MiB: it does not fit, and hase serve / simulate would never place it there "
                  "(estimate: %.0f MiB runtime + fp32 weights + the two largest activations; lower --batch)\n",
-                 f.onnx.c_str(), static_cast<long long>(m->batch), need_mib, (*gpu)->id.c_str(), have_mib,
+                 onnx->c_str(), static_cast<long long>(m->batch), need_mib, (*gpu)->id.c_str(), have_mib,
                  sim::kRuntimeOverheadMib);
   }
 
@@ -228,7 +308,9 @@ int Run(const PredictFlags& f) {
     KernelListOptions wo = ko;
     wo.batch = parsed->second;
     wo.input_shape.clear();
-    auto wkl = BuildRuntimeKernelList(parsed->first, wo, opt.runtime);
+    auto wpath = ResolveModelArg(parsed->first);
+    if (!wpath.ok()) return Fail(wpath.status().WithContext("--with"));
+    auto wkl = BuildRuntimeKernelList(*wpath, wo, opt.runtime);
     if (!wkl.ok()) return Fail(wkl.status().WithContext("--with"));
     auto wm = PredictModel(*wkl, **gpu, *load, opt);
     if (!wm.ok()) return Fail(wm.status().WithContext("--with"));
@@ -298,8 +380,8 @@ Command AddPredictCommand(CLI::App& parent) {
   auto f = std::make_shared<PredictFlags>();
   Command c;
   c.app = parent.add_subcommand("predict", "Predict a model's latency and throughput on a GPU type");
-  c.app->add_option("model_onnx", f->onnx, "ONNX model file")->required();
-  c.app->add_option("--gpu", f->gpu, "GPU type (any name `hase gpus` resolves: T4, a100, …)")
+  c.app->add_option("model_onnx", f->onnx, "ONNX model file or zoo model name (resnet50, yolov8n, …)")->required();
+  c.app->add_option("--gpu", f->gpu, "GPU type (any name `hase gpus` resolves: T4, a100, …), or 'all': every catalog type, fastest first")
       ->required();
   c.app->add_option("--batch", f->batch, "batch size (default 1)");
   c.app->add_option("--input-shape", f->input_shape,

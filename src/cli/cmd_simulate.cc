@@ -98,8 +98,7 @@ Status CheckModelsExist(const std::vector<sched::Task>& tasks, const sim::Predic
         workload.empty() ? "<default workload>" : workload,
         is_path ? "give an existing .onnx path (relative paths are read from the current "
                   "directory)"
-                : fmt::format("use a zoo name from {} (e.g. resnet50, yolov8n) or an .onnx path",
-                              models_dir));
+                : ZooNamesHint(models_dir));
   }
   return Status::OK();
 }

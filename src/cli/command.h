@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -34,6 +35,16 @@ inline CLI::Validator NonNegativeInteger() {
 // The model zoo directory: <prefix>/share/hase/models next to an installed `hase`
 // (cmake --install), else the source tree's models/ (install_paths.cc).
 std::string DefaultModelsDir();
+
+// The .onnx file a model argument names (model_arg.cc): `arg` itself when it exists or looks
+// like a path (has a '/' or ends in .onnx: the loader then reports it missing); else the zoo
+// model of that name, `models_dir`/ARG.onnx (`models_dir` empty = DefaultModelsDir()).
+// Errors: NotFound for a bare name that is neither, the hint listing the zoo's names.
+Result<std::string> ResolveModelArg(const std::string& arg, const std::string& models_dir = "");
+// Zoo model names in `dir` (file stems of its *.onnx files), sorted; empty if none or no dir.
+std::vector<std::string> ZooNames(const std::string& dir);
+// "give the path to an .onnx file or a zoo model: convnext_tiny, densenet121, …" for `dir`.
+std::string ZooNamesHint(const std::string& dir);
 
 // Each Add*Command adds its subcommand to `parent`. Defined in cmd_<name>.cc.
 Command AddKernelsCommand(CLI::App& parent);

@@ -424,3 +424,150 @@ TEST(OnnxLoaderInvalid, ExternalDataPastTheEndOfAPresentFile) {
 
 }  // namespace
 }  // namespace hase::graph
+
+namespace hase::graph {
+namespace {
+
+// Issue 24: torchvision ssdlite320_mobilenet_v3_large / fasterrcnn_mobilenet_v3_large_320_fpn
+// (opset 17) killed `hase kernels` with SIGSEGV. Traced at batch 1, their transform splits the
+// batch with Split(split=[1]); at batch 2 (kernels retries other batches to say which fit) that
+// Split fails inference, its output stays untyped, and ONNX 1.12's Shape-15 data propagation
+// dereferences the missing type. The same construct, small:
+//   x[N,3,4,4] → Split(axis 0, split [1]) → Squeeze(0) → Unsqueeze(0) → Shape → Reshape(u, ·)
+ModelBuilder SplitThenShape() {
+  ModelBuilder b(17);
+  b.Input("x", {"N", "3", "4", "4"}).Int64Const("split", {1}).Int64Const("axes", {0});
+  ModelBuilder::Int(b.Node("Split", {"x", "split"}, {"s"}), "axis", 0);
+  b.Node("Squeeze", {"s", "axes"}, {"q"});
+  b.Node("Unsqueeze", {"q", "axes"}, {"u"});
+  b.Node("Shape", {"u"}, {"shape"});
+  b.Node("Reshape", {"u", "shape"}, {"y"});
+  b.Output("y");
+  return b;
+}
+
+TEST(OnnxLoaderHostile, ShapeAfterAFailedSplitIsAnErrorNotACrash) {
+  const std::string path = SplitThenShape().Write("split_then_shape.onnx");
+  LoadOptions o;
+  o.batch = 1;
+  auto g1 = LoadOnnxGraph(path, o);
+  ASSERT_TRUE(g1.ok()) << g1.status().ToString();
+  EXPECT_EQ(g1->graph.FindValue("y")->shape, (std::vector<int64_t>{1, 3, 4, 4}));
+  o.batch = 2;
+  auto g2 = LoadOnnxGraph(path, o);
+  ASSERT_FALSE(g2.ok());
+  EXPECT_TRUE(g2.status().IsInvalidArgument()) << g2.status().ToString();
+  EXPECT_NE(g2.status().ToString().find("Mismatch between the sum of 'split' (1) and the split "
+                                        "dimension of the input (2)"),
+            std::string::npos)
+      << g2.status().ToString();
+}
+
+// Shape (opset 17) of a name no node produces and no input declares: the same dereference.
+TEST(OnnxLoaderHostile, ShapeOfAnUndeclaredTensorIsAnErrorNotACrash) {
+  ModelBuilder b(17);
+  b.Input("x", {"N", "3"});
+  b.Node("Shape", {"nowhere"}, {"shape"});
+  b.Node("Reshape", {"x", "shape"}, {"y"});
+  b.Output("y");
+  auto g = LoadOnnxGraph(b.Write("shape_of_nowhere.onnx"), {});
+  ASSERT_FALSE(g.ok());
+  EXPECT_TRUE(g.status().IsInvalidArgument()) << g.status().ToString();
+}
+
+// Scan without its required 'body' crashed ONNX 1.12's inference; ORT refuses the node.
+TEST(OnnxLoaderHostile, MissingRequiredAttributeIsAnErrorNotACrash) {
+  ModelBuilder b(17);
+  b.Input("x", {"N", "3"});
+  ModelBuilder::Int(b.Node("Scan", {"x"}, {"y"}), "num_scan_inputs", 1);
+  b.Output("y");
+  auto g = LoadOnnxGraph(b.Write("scan_without_body.onnx"), {});
+  ASSERT_FALSE(g.ok());
+  EXPECT_TRUE(g.status().IsInvalidArgument()) << g.status().ToString();
+  EXPECT_NE(g.status().ToString().find("node 'Scan_1' (Scan): required attribute 'body' of "
+                                       "Scan-16 is missing"),
+            std::string::npos)
+      << g.status().ToString();
+}
+
+// What no check foresees: Split with no outputs divides by zero inside ONNX 1.12 (SIGFPE). The
+// inference runs in a child process, so this is one Internal error and the caller lives on.
+TEST(OnnxLoaderHostile, CrashInsideLibonnxIsCaught) {
+  ModelBuilder b(17);
+  b.Input("x", {"N", "4"});
+  ModelBuilder::Int(b.Node("Split", {"x"}, {}), "axis", 0);
+  b.Node("Relu", {"x"}, {"y"});
+  b.Output("y");
+  const std::string path = b.Write("split_without_outputs.onnx");
+  for (bool ort_view : {true, false}) {
+    LoadOptions o;
+    o.ort_view = ort_view;
+    auto g = LoadOnnxGraph(path, o);
+    ASSERT_FALSE(g.ok());
+    EXPECT_TRUE(g.status().IsInternal()) << g.status().ToString();
+    EXPECT_NE(g.status().ToString().find("ONNX shape inference (libonnx) crashed (SIGFPE)"),
+              std::string::npos)
+        << g.status().ToString();
+    EXPECT_NE(g.status().ToString().find(path), std::string::npos) << g.status().ToString();
+  }
+  // And the process goes on loading models.
+  EXPECT_TRUE(LoadOnnxGraph(ConvRelu().Write("after_crash.onnx"), {}).ok());
+}
+
+}  // namespace
+}  // namespace hase::graph
+
+namespace hase::graph {
+namespace {
+
+// ConvRelu with 'w' ([4,3,3,3] float, 432 bytes) moved to external data with these entries.
+std::string ExternalW(const std::string& file, const std::vector<std::pair<std::string, std::string>>& entries) {
+  onnx::ModelProto m = ConvRelu().model();
+  for (auto& t : *m.mutable_graph()->mutable_initializer()) {
+    if (t.name() != "w") continue;
+    t.clear_raw_data();
+    t.clear_float_data();
+    t.set_data_location(onnx::TensorProto::EXTERNAL);
+    for (const auto& [k, v] : entries) {
+      auto* e = t.add_external_data();
+      e->set_key(k);
+      e->set_value(v);
+    }
+  }
+  return hase::testing::WriteFile(file, m.SerializeAsString());
+}
+
+// Issue 24: an external-data length that is not the tensor's size was accepted silently. It is
+// a Parse error naming the tensor, its size and the file, present or not (ORT refuses it too).
+TEST(OnnxLoaderInvalid, ExternalDataLengthOtherThanTheTensorSize) {
+  std::filesystem::remove(hase::testing::TestTempDir() + "/w_len.bin");
+  const std::string path = ExternalW("wrong_length.onnx", {{"location", "w_len.bin"}, {"length", "100"}});
+  for (bool present : {false, true}) {
+    if (present) hase::testing::WriteFile("w_len.bin", std::string(1000, '\0'));
+    auto g = LoadOnnxGraph(path, {});
+    ASSERT_FALSE(g.ok());
+    EXPECT_TRUE(g.status().IsParse());
+    EXPECT_NE(g.status().ToString().find("initializer 'w' ([4,3,3,3], FLOAT) is 432 bytes, but its "
+                                         "external-data entry gives length 100 in 'w_len.bin'"),
+              std::string::npos) << g.status().ToString();
+  }
+  EXPECT_TRUE(LoadOnnxGraph(ExternalW("right_length.onnx", {{"location", "w_len.bin"}, {"length", "432"}}), {}).ok());
+}
+
+// Without a length, the tensor's own size from the offset must fit in a present file.
+TEST(OnnxLoaderInvalid, ExternalDataWithoutLengthPastTheEnd) {
+  const std::string path = ExternalW("no_length.onnx", {{"location", "w_nolen.bin"}, {"offset", "64"}});
+  std::filesystem::remove(hase::testing::TestTempDir() + "/w_nolen.bin");
+  EXPECT_TRUE(LoadOnnxGraph(path, {}).ok());  // absent: the weight-free case
+  hase::testing::WriteFile("w_nolen.bin", std::string(400, '\0'));
+  auto g = LoadOnnxGraph(path, {});
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.status().ToString().find("initializer 'w' points at bytes 64..496 of 'w_nolen.bin', "
+                                       "which has only 400 bytes"),
+            std::string::npos) << g.status().ToString();
+  hase::testing::WriteFile("w_nolen.bin", std::string(496, '\0'));
+  EXPECT_TRUE(LoadOnnxGraph(path, {}).ok());
+}
+
+}  // namespace
+}  // namespace hase::graph

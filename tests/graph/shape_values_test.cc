@@ -94,3 +94,61 @@ TEST(ShapeValues, ComputedPadAndRangeResolve) {
 
 }  // namespace
 }  // namespace hase::graph
+
+namespace hase::graph {
+namespace {
+
+using Ints64 = std::vector<int64_t>;
+
+std::optional<EinsumShape> Einsum(const std::string& eq, const std::vector<Ints64>& in) {
+  std::vector<const Ints64*> p;
+  for (const Ints64& d : in) p.push_back(&d);
+  return ComputeEinsumShape(eq, p);
+}
+
+// Issue 24: maxvit_t was refused ("Einsum output shape unknown"); ONNX 1.12 infers only the rank.
+TEST(EinsumShape, ExplicitImplicitEllipsisAndErrors) {
+  // MaxViT's relative attention: q·kᵀ then attn·v over [batch, windows, heads, tokens, dim].
+  auto qk = Einsum("...ij,...kj->...ik", {{1, 64, 2, 49, 32}, {1, 64, 2, 49, 32}});
+  ASSERT_TRUE(qk);
+  EXPECT_EQ(qk->output, (Ints64{1, 64, 2, 49, 49}));
+  EXPECT_EQ(qk->contracted, 32);
+  auto av = Einsum("bhij, bhjd -> bhid", {{2, 4, 7, 7}, {2, 4, 7, 16}});
+  ASSERT_TRUE(av);
+  EXPECT_EQ(av->output, (Ints64{2, 4, 7, 16}));
+  EXPECT_EQ(av->contracted, 7);
+  // Implicit output: letters used once, in ASCII order (matmul "ij,jk" → "ik"; "ba" → "ab").
+  EXPECT_EQ(Einsum("ij,jk", {{3, 5}, {5, 2}})->output, (Ints64{3, 2}));
+  EXPECT_EQ(Einsum("ba", {{3, 5}})->output, (Ints64{5, 3}));
+  // Trace and sum: everything contracted.
+  auto trace = Einsum("ii->", {{4, 4}});
+  ASSERT_TRUE(trace);
+  EXPECT_EQ(trace->output, Ints64{});
+  EXPECT_EQ(trace->contracted, 4);
+  // Broadcast "..." dims and a size-1 letter.
+  EXPECT_EQ(Einsum("...i,...i->...", {{8, 1, 3}, {5, 3}})->output, (Ints64{8, 5}));
+  EXPECT_EQ(Einsum("ij,ij->ij", {{1, 3}, {4, 3}})->output, (Ints64{4, 3}));
+  // Does not fit: operand count, rank, sizes, an output letter no input has.
+  EXPECT_FALSE(Einsum("ij,jk->ik", {{3, 5}}));
+  EXPECT_FALSE(Einsum("ij->ij", {{3, 5, 2}}));
+  EXPECT_FALSE(Einsum("ij,jk->ik", {{3, 5}, {4, 2}}));
+  EXPECT_FALSE(Einsum("ij->iz", {{3, 5}}));
+  EXPECT_FALSE(Einsum("i1->i", {{3, 5}}));
+}
+
+TEST(EinsumShape, LoaderResolvesEinsumOutputsAndWhatFollows) {
+  ModelBuilder b(17);
+  b.Input("q", {"N", "2", "49", "32"}).Input("k", {"N", "2", "49", "32"});
+  ModelBuilder::Str(b.Node("Einsum", {"q", "k"}, {"a"}), "equation", "...ij,...kj->...ik");
+  b.Node("Softmax", {"a"}, {"y"});
+  b.Output("y");
+  LoadOptions o;
+  o.batch = 3;
+  auto g = LoadOnnxGraph(b.Write("einsum.onnx"), o);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_EQ(g->graph.FindValue("a")->shape, (Ints64{3, 2, 49, 49}));
+  EXPECT_EQ(g->graph.FindValue("y")->shape, (Ints64{3, 2, 49, 49}));
+}
+
+}  // namespace
+}  // namespace hase::graph

@@ -164,3 +164,44 @@ TEST(KernelsCli, NonUtf8NamesAreReplacedNotFatal) {
 
 }  // namespace
 }  // namespace hase
+
+namespace hase {
+namespace {
+
+// Issue 22 item 7: a zoo name is a model argument; an unknown one lists the zoo's names.
+TEST(KernelsCli, ZooNames) {
+  auto by_name = Kernels("resnet50 --format json");
+  auto by_path = Kernels(Zoo("resnet50") + " --format json");
+  ASSERT_EQ(by_name.exit_code, 0) << by_name.err;
+  auto a = nlohmann::json::parse(by_name.out), b = nlohmann::json::parse(by_path.out);
+  EXPECT_EQ(a["kernels"], b["kernels"]);
+  auto typo = Kernels("yolov8");
+  EXPECT_EQ(typo.exit_code, 3);
+  EXPECT_NE(typo.err.find("unknown model 'yolov8': no such file and no zoo model of that name"),
+            std::string::npos) << typo.err;
+  EXPECT_NE(typo.err.find("yolov5s, yolov8m, yolov8n, yolov8s)"), std::string::npos) << typo.err;
+}
+
+}  // namespace
+}  // namespace hase
+
+namespace hase {
+namespace {
+
+// Einsum of two operands is costed as the contraction it is: output elements × summed extent.
+TEST(KernelsCli, EinsumIsCostedAsAContraction) {
+  ModelBuilder b(17);
+  b.Input("q", {"N", "2", "49", "32"}).Input("k", {"N", "2", "49", "32"});
+  ModelBuilder::Str(b.Node("Einsum", {"q", "k"}, {"y"}), "equation", "bhid,bhjd->bhij");
+  b.Output("y");
+  auto r = Kernels(b.Write("einsum_cost.onnx") + " --batch 4 --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");  // no "no cost formula" warning
+  const auto k = nlohmann::json::parse(r.out)["kernels"][0];
+  EXPECT_EQ(k["op_type"], "Einsum");
+  EXPECT_DOUBLE_EQ(k["macs"].get<double>(), 4.0 * 2 * 49 * 49 * 32);
+  EXPECT_DOUBLE_EQ(k["flops"].get<double>(), 2 * 4.0 * 2 * 49 * 49 * 32);
+}
+
+}  // namespace
+}  // namespace hase

@@ -1,4 +1,7 @@
 // End-to-end: `hase predict` and `hase gpus` on zoo models (models/*.onnx).
+#include <set>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -256,6 +259,84 @@ TEST(GpusCli, ListsCatalog) {
   ASSERT_EQ(t.exit_code, 0);
   EXPECT_NE(t.out.find("H100-SXM5-80GB"), std::string::npos);
   EXPECT_NE(t.out.find("RTX-3090"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace hase
+
+namespace hase {
+namespace {
+
+// Issue 22 item 7: `--gpu all` prices the model on every GPU type of the catalog (`hase gpus`),
+// fastest first, each figure the one `--gpu TYPE` gives; zoo names work as model arguments.
+TEST(PredictCli, AllGpusPricesEveryCatalogType) {
+  auto gpus = Hase("gpus --format json");
+  ASSERT_EQ(gpus.exit_code, 0) << gpus.err;
+  std::set<std::string> ids;
+  for (const auto& g : nlohmann::json::parse(gpus.out)) ids.insert(g["id"].get<std::string>());
+
+  auto all = Hase("predict resnet50 --gpu all --batch 8 --format json");
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  const auto j = nlohmann::json::parse(all.out);
+  EXPECT_EQ(j["batch"], 8);
+  EXPECT_NE(j["model"].get<std::string>().find("models/resnet50.onnx"), std::string::npos);
+  std::set<std::string> priced;
+  double last = 0;
+  for (const auto& g : j["gpus"]) {
+    priced.insert(g["gpu"].get<std::string>());
+    EXPECT_GE(g["latency_ms"].get<double>(), last);  // fastest first
+    last = g["latency_ms"].get<double>();
+    EXPECT_EQ(g["fits"].get<bool>(), j["memory_need_mib"].get<double>() <= g["gpu_memory_mib"].get<double>());
+  }
+  EXPECT_EQ(priced, ids);
+  for (const std::string type : {"T4", "A100-SXM4-40GB"}) {
+    auto one = Hase("predict " + Model("resnet50") + " --gpu " + type + " --batch 8 --format json");
+    ASSERT_EQ(one.exit_code, 0) << one.err;
+    bool found = false;
+    for (const auto& g : j["gpus"]) {
+      if (g["gpu"] != type) continue;
+      found = true;
+      EXPECT_DOUBLE_EQ(g["latency_ms"].get<double>(), nlohmann::json::parse(one.out)["latency_ms"].get<double>());
+    }
+    EXPECT_TRUE(found) << type;
+  }
+
+  auto table = Hase("predict yolov8n --gpu all");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("GPU                      PRECISION    LATENCY_MS"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("\nT4 "), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("fp32*"), std::string::npos) << table.out;  // pre-Ampere under tf32
+
+  for (const std::string flag : {"--with vgg16", "--per-kernel", "--profile x.yaml"}) {
+    auto bad = Hase("predict resnet50 --gpu all " + flag);
+    EXPECT_EQ(bad.exit_code, 2) << flag;
+    EXPECT_NE(bad.err.find("needs one GPU type"), std::string::npos) << bad.err;
+  }
+}
+
+TEST(PredictCli, ZooNamesWhereverAModelIs) {
+  auto by_name = Hase("predict resnet18 --gpu t4 --format json --with yolov8n:2");
+  auto by_path = Hase("predict " + Model("resnet18") + " --gpu t4 --format json --with " + Model("yolov8n") + ":2");
+  ASSERT_EQ(by_name.exit_code, 0) << by_name.err;
+  ASSERT_EQ(by_path.exit_code, 0) << by_path.err;
+  const auto a = nlohmann::json::parse(by_name.out), b = nlohmann::json::parse(by_path.out);
+  EXPECT_DOUBLE_EQ(a["latency_ms"].get<double>(), b["latency_ms"].get<double>());
+  EXPECT_EQ(a["colocation"]["models"][1]["batch"], 2);
+  EXPECT_DOUBLE_EQ(a["colocation"]["models"][1]["alone_ms"].get<double>(),
+                   b["colocation"]["models"][1]["alone_ms"].get<double>());
+
+  auto typo = Hase("predict resnet5 --gpu t4");
+  EXPECT_EQ(typo.exit_code, 3) << typo.err;
+  EXPECT_NE(typo.err.find("hase: error: not found: unknown model 'resnet5': no such file and no zoo "
+                          "model of that name (give the path to an .onnx file or a zoo model: "
+                          "convnext_tiny, densenet121,"),
+            std::string::npos)
+      << typo.err;
+  EXPECT_NE(typo.err.find(" resnet50, "), std::string::npos) << typo.err;
+  EXPECT_EQ(typo.err.find("/models/"), std::string::npos) << typo.err;  // names, not paths
+  auto with_typo = Hase("predict resnet50 --gpu t4 --with yolov8x");
+  EXPECT_EQ(with_typo.exit_code, 3) << with_typo.err;
+  EXPECT_NE(with_typo.err.find("--with: unknown model 'yolov8x'"), std::string::npos) << with_typo.err;
 }
 
 }  // namespace

@@ -92,6 +92,9 @@ TEST(SimulateCliTest, BadInputsExitNonZeroWithWhere) {
   r = RunCommand(HaseBin() + " simulate --policy rr --workload " + d + "/w.csv");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("task 'typo': unknown model 'resnet9000'"), std::string::npos) << r.err;
+  // The hint lists the zoo's names, not paths (issue 22 item 7).
+  EXPECT_NE(r.err.find("give the path to an .onnx file or a zoo model: convnext_tiny, densenet121,"),
+            std::string::npos) << r.err;
   r = RunCommand(HaseBin() + " simulate --policy rr --workload " + d + "/p.csv");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("model file '/nonexistent/m.onnx' not found"), std::string::npos) << r.err;

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 
 namespace hase::graph {
@@ -108,6 +109,31 @@ class WireScanner {
 };
 
 // Parses one TensorProto, dropping its data fields when they exceed kMaxInlineDataBytes.
+// Byte size of a tensor's data from dims and dtype; nullopt for strings, unknown dtypes, negative
+// dims or a size past int64.
+std::optional<int64_t> TensorBytes(const onnx::TensorProto& t) {
+  using TP = onnx::TensorProto;
+  int64_t size = 0;
+  switch (t.data_type()) {
+    case TP::UINT8: case TP::INT8: case TP::BOOL: size = 1; break;
+    case TP::UINT16: case TP::INT16: case TP::FLOAT16: case TP::BFLOAT16: size = 2; break;
+    case TP::FLOAT: case TP::INT32: case TP::UINT32: size = 4; break;
+    case TP::DOUBLE: case TP::INT64: case TP::UINT64: case TP::COMPLEX64: size = 8; break;
+    case TP::COMPLEX128: size = 16; break;
+    default: return std::nullopt;
+  }
+  for (int64_t d : t.dims()) {
+    if (d < 0 || __builtin_mul_overflow(size, d, &size)) return std::nullopt;
+  }
+  return size;
+}
+
+std::string DimsText(const onnx::TensorProto& t) {
+  std::string s = "[";
+  for (int i = 0; i < t.dims_size(); ++i) s += (i ? "," : "") + std::to_string(t.dims(i));
+  return s + "]";
+}
+
 Status ReadInitializer(const Field& f, const uint8_t* base, onnx::TensorProto* t,
                        ModelReadStats* stats) {
   WireScanner s(f.payload, f.payload + f.payload_len, base);
@@ -276,6 +302,20 @@ Result<onnx::ModelProto> ReadModelProto(const std::string& path, ModelReadStats*
       }
     }
     if (location.empty()) continue;
+    // The entry must describe this tensor: `length`, when given, is its byte size (ONNX
+    // Runtime refuses a mismatch: "TensorProto external data size mismatch").
+    const std::optional<int64_t> bytes = TensorBytes(t);
+    if (length >= 0 && bytes && length != *bytes) {
+      return Status::Parse("initializer '" + t.name() + "' (" + DimsText(t) + ", " +
+                               onnx::TensorProto::DataType_Name(
+                                   static_cast<onnx::TensorProto::DataType>(t.data_type())) +
+                               ") is " + std::to_string(*bytes) + " bytes, but its external-data "
+                               "entry gives length " + std::to_string(length) + " in '" +
+                               location + "'",
+                           path,
+                           "the model's external-data entries do not match its tensors; "
+                           "re-save it with onnx.save_model(..., save_as_external_data=True)");
+    }
     auto it = sizes.find(location);
     if (it == sizes.end()) {
       std::error_code ec;
@@ -286,7 +326,11 @@ Result<onnx::ModelProto> ReadModelProto(const std::string& path, ModelReadStats*
       }
       it = sizes.emplace(location, static_cast<int64_t>(size)).first;
     }
-    if (length < 0) continue;  // "rest of the file": nothing to check
+    // No `length`: the tensor's own byte size from `offset` (ONNX reads that much).
+    if (length < 0) {
+      if (!bytes) continue;  // strings: nothing to check
+      length = *bytes;
+    }
     if (offset > it->second || length > it->second - offset) {
       return Status::Parse("initializer '" + t.name() + "' points at bytes " + std::to_string(offset) +
                                ".." + std::to_string(offset + length) + " of '" + location +

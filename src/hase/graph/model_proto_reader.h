@@ -6,9 +6,12 @@
 // them, so its bytes are never copied and — being skipped, not read — their pages are never even
 // faulted in: a 550 MB VGG-16 costs the same as its 100 kB of graph structure. Everything else is
 // handed to protobuf's generated parser. Initializers stored as external data are kept as
-// references; their files are never opened (an absent file is not an error), but a present one
-// is stat'ed: an entry whose offset + length runs past its end is a Parse error (a truncated
-// weights file, or one of another model).
+// references; their files are never opened (an absent file is not an error and no warning:
+// kernels and latencies need no weight bytes, and the zoo ships without them), but a present
+// one is stat'ed: an entry whose offset + length (no length: the tensor's byte size) runs past
+// its end is a Parse error (a truncated weights file, or one of another model). An entry whose
+// length is not the tensor's byte size (dims × dtype) is a Parse error whether or not the file
+// is there, as in ONNX Runtime ("external data size mismatch").
 //
 // Limits: protobuf messages are limited to 2 GB (INT_MAX bytes); larger files are rejected with
 // Unsupported (store weights as ONNX external data instead).
@@ -39,7 +42,8 @@ struct ModelReadStats {
 // Reads `path`. On success returns the model (initializers > kMaxInlineDataBytes carry no data)
 // and fills *stats if non-null. Errors: NotFound (no such file), IO (cannot open/map),
 // Parse (empty, truncated, corrupt, or not an ONNX ModelProto: no graph; an external-data entry
-// with a bad offset/length or past the end of its present file), Unsupported (> 2 GB).
+// with a bad offset/length, a length other than its tensor's size, or past the end of its
+// present file), Unsupported (> 2 GB).
 Result<onnx::ModelProto> ReadModelProto(const std::string& path, ModelReadStats* stats = nullptr);
 
 }  // namespace hase::graph

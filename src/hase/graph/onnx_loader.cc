@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <exception>
 #include <optional>
 #include <set>
 #include <unordered_map>
@@ -11,33 +10,35 @@
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <nlohmann/json.hpp>
+
+#include "hase/base/isolated_call.h"
 #include "hase/graph/attribute_proto.h"
 #include "hase/graph/ort_shape_view.h"
+#include "hase/graph/shape_inference.h"
 #include "hase/graph/shape_values.h"
 #include "hase/graph/validate_ops.h"
 
 namespace hase::graph {
 namespace {
 
-// The one adapter between libonnx's exceptions and Status.
-template <typename Fn>
-Status CallOnnx(const std::string& what, const std::string& where, Fn&& fn) {
-  try {
-    fn();
-    return Status::OK();
-  } catch (const std::exception& e) {
-    // ONNX lists one error per node; after the first, most are its consequences (a node whose
-    // input type is now null). Keep the first, count the rest.
-    const std::string msg = e.what();
-    const size_t nl = msg.find('\n');
-    if (nl == std::string::npos || nl + 1 >= msg.size()) {
-      return Status::InvalidArgument(what + ": " + msg, where);
-    }
-    const size_t rest = std::count(msg.begin() + nl + 1, msg.end(), '\n') + (msg.back() != '\n');
-    return Status::InvalidArgument(
-        what + ": " + msg.substr(0, nl) + " (+" + std::to_string(rest) + " follow-on errors)",
-        where);
+// Runs shape inference (shape_inference.h; in this process: the caller is the loader's
+// isolated inference phase) and words its errors.
+Status RunInference(onnx::ModelProto* model, const onnx::ShapeInferenceOptions& opts,
+                    const std::string& path) {
+  Status st = InferModelShapesUnisolated(model, opts);
+  if (st.ok()) return st;
+  // ONNX lists one error per node; after the first, most are its consequences (a node whose
+  // input type is now null). Keep the first, count the rest.
+  const std::string what = "ONNX shape inference failed";
+  const std::string& msg = st.message();
+  const size_t nl = msg.find('\n');
+  if (nl == std::string::npos || nl + 1 >= msg.size()) {
+    return Status::InvalidArgument(what + ": " + msg, path);
   }
+  const size_t rest = std::count(msg.begin() + nl + 1, msg.end(), '\n') + (msg.back() != '\n');
+  return Status::InvalidArgument(
+      what + ": " + msg.substr(0, nl) + " (+" + std::to_string(rest) + " follow-on errors)", path);
 }
 
 float HalfToFloat(uint16_t h) {
@@ -304,6 +305,40 @@ Status CheckWindowAttributes(const onnx::GraphProto& g, const std::string& path)
   return Status::OK();
 }
 
+// Every attribute an op's schema marks required must be there, in every subgraph too: ONNX
+// 1.12's inference reads some without looking (Scan without 'body' was SIGSEGV), and ONNX
+// Runtime refuses such a node when it loads the graph.
+Status CheckRequiredAttributes(const onnx::GraphProto& g,
+                               const std::unordered_map<std::string, int>& opsets,
+                               const std::string& path) {
+  for (int i = 0; i < g.node_size(); ++i) {
+    const onnx::NodeProto& n = g.node(i);
+    std::set<std::string> present;
+    for (const auto& a : n.attribute()) {
+      present.insert(a.name());
+      if (a.has_g()) HASE_RETURN_IF_ERROR(CheckRequiredAttributes(a.g(), opsets, path));
+      for (const auto& sub : a.graphs()) {
+        HASE_RETURN_IF_ERROR(CheckRequiredAttributes(sub, opsets, path));
+      }
+    }
+    const std::string d = DomainOf(n);
+    auto it = opsets.find(d);
+    const onnx::OpSchema* schema =
+        onnx::OpSchemaRegistry::Schema(n.op_type(), it == opsets.end() ? 1 : it->second, d);
+    if (schema == nullptr) continue;  // unknown ops get a warning later
+    for (const auto& [name, attr] : schema->attributes()) {
+      if (!attr.required || present.count(name)) continue;
+      return Status::InvalidArgument(
+          "required attribute '" + name + "' of " + n.op_type() + "-" +
+              std::to_string(schema->SinceVersion()) + " is missing",
+          path + ": node '" + (n.name().empty() ? "#" + std::to_string(i) : n.name()) + "' (" +
+              n.op_type() + ")",
+          "the model is invalid (ONNX operator spec); re-export it");
+    }
+  }
+  return Status::OK();
+}
+
 // Every tensor's size in bytes must fit in int64 (the cost model multiplies dims × dtype size
 // and sums them over a model): a dim near 2^40 or a product of large dims is refused with the
 // tensor's name instead of wrapping into garbage FLOPs and bytes.
@@ -361,9 +396,7 @@ Status InferAll(onnx::ModelProto* model, const std::string& path,
                                    /*enable_data_propagation=*/true);
   std::set<int> guessed;
   for (size_t pass = 0; pass <= unknown.size(); ++pass) {
-    HASE_RETURN_IF_ERROR(CallOnnx("ONNX shape inference failed", path, [&] {
-      onnx::shape_inference::InferShapes(*model, onnx::OpSchemaRegistry::Instance(), opts);
-    }));
+    HASE_RETURN_IF_ERROR(RunInference(model, opts, path));
     if (unknown.size() == guessed.size()) break;
     std::unordered_map<std::string, const onnx::ValueInfoProto*> known;
     const auto& g = model->graph();
@@ -393,6 +426,113 @@ Status InferAll(onnx::ModelProto* model, const std::string& path,
     if (!progress) break;
   }
   return Status::OK();
+}
+
+// What the inference phase hands back.
+struct InferredModel {
+  onnx::ModelProto model;               // dims bound, shapes inferred
+  OrtShapeView ort_view;                // empty when !options.ort_view
+  std::vector<std::string> warnings;    // the caller's, then the phase's own
+  std::vector<std::string> unknown_nodes;
+};
+
+// The loader's inference phase, in this process: ORT's view of the unbound file, dims bound,
+// shape inference, shape arithmetic resolved round by round.
+Result<InferredModel> InferencePhase(onnx::ModelProto model, const std::string& path,
+                                     const LoadOptions& options,
+                                     std::vector<std::string> warnings) {
+  InferredModel out;
+  onnx::GraphProto* g = model.mutable_graph();
+  // What ONNX Runtime sees of the file, taken before any dim is bound (ort_shape_view.h).
+  out.ort_view = options.ort_view ? ComputeOrtShapeView(model) : OrtShapeView{};
+  const size_t caller_warnings = warnings.size();
+  {
+    Status s = BindInputs(g, options, &warnings);
+    if (!s.ok()) return s.WithContext(path);
+  }
+  g->clear_value_info();
+  for (auto& o : *g->mutable_output()) {
+    if (o.type().has_tensor_type()) o.mutable_type()->mutable_tensor_type()->clear_shape();
+  }
+  const bool overrode_fixed_dims = warnings.size() > caller_warnings;  // only BindInputs warned
+  if (Status s = InferAll(&model, path, &warnings, &out.unknown_nodes); !s.ok()) {
+    if (!overrode_fixed_dims) return s;
+    return Status::InvalidArgument(s.message(), s.where(),
+                                   "the model fixes its input dims and may not support the ones "
+                                   "given; " + warnings[caller_warnings]);
+  }
+  // Dims bound: resolve Reshape targets computed from shapes (shape_values.h) and carry them on.
+  // One round per dependent step (a Reshape whose dims feed the next Shape): ViT-B/16 needs 13.
+  for (int round = 0; round < 64 && ResolveShapeComputedDims(&model) > 0; ++round) {
+    onnx::ShapeInferenceOptions opts(/*check_type=*/false, /*error_mode=*/1,
+                                     /*enable_data_propagation=*/true);
+    HASE_RETURN_IF_ERROR(RunInference(&model, opts, path));
+  }
+
+  out.model = std::move(model);
+  out.warnings = std::move(warnings);
+  return out;
+}
+
+// The wire form of an InferredModel, child → parent (CBOR; the model as protobuf bytes).
+std::string Pack(const InferredModel& m) {
+  const std::string bytes = m.model.SerializeAsString();
+  nlohmann::json j;
+  j["model"] = nlohmann::json::binary(std::vector<uint8_t>(bytes.begin(), bytes.end()));
+  j["dims"] = m.ort_view.dims;
+  j["values"] = m.ort_view.values;
+  j["warnings"] = m.warnings;
+  j["unknown"] = m.unknown_nodes;
+  const std::vector<uint8_t> cbor = nlohmann::json::to_cbor(j);
+  return std::string(cbor.begin(), cbor.end());
+}
+
+Result<InferredModel> Unpack(const std::string& wire) {
+  InferredModel m;
+  try {
+    const nlohmann::json j = nlohmann::json::from_cbor(wire);
+    const auto& bytes = j.at("model").get_binary();
+    if (!m.model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+      return Status::Internal("the inferred model did not parse back");
+    }
+    j.at("dims").get_to(m.ort_view.dims);
+    j.at("values").get_to(m.ort_view.values);
+    j.at("warnings").get_to(m.warnings);
+    j.at("unknown").get_to(m.unknown_nodes);
+  } catch (const std::exception& e) {
+    return Status::Internal(std::string("the inference phase's reply is unreadable: ") + e.what());
+  }
+  return m;
+}
+
+// InferencePhase in a child process (shape_inference.h, base/isolated_call.h).
+Result<InferredModel> InferenceIsolated(onnx::ModelProto model, const std::string& path,
+                                        const LoadOptions& options,
+                                        std::vector<std::string> warnings) {
+  // Schemas built here, not in each child: once per process, and never half-built by another
+  // thread at the moment of the fork (its static's guard would be held forever in the child).
+  (void)NullSafeSchemaRegistry();
+  IsolatedCallOptions io;
+  io.what = "ONNX shape inference (libonnx)";
+  io.timeout_s = kShapeInferenceTimeoutS;
+  Result<std::string> wire = RunIsolated(
+      [&]() -> Result<std::string> {
+        HASE_ASSIGN_OR_RETURN(InferredModel m,
+                              InferencePhase(std::move(model), path, options, std::move(warnings)));
+        return Pack(m);
+      },
+      io);
+  if (!wire.ok()) {
+    const Status& st = wire.status();
+    if (!st.IsInternal()) return st;  // the phase's own error, worded there
+    return Status::Internal(st.message(), path,
+                            st.hint().empty()
+                                ? "libonnx cannot infer this model: it is malformed or hits a bug "
+                                  "in libonnx; check it with onnx.checker.check_model(path, "
+                                  "full_check=True) and re-export it"
+                                : st.hint());
+  }
+  return Unpack(*wire);
 }
 
 }  // namespace
@@ -458,33 +598,22 @@ Result<LoadedGraph> LoadOnnxGraph(const std::string& path, const LoadOptions& op
   }
   // Window attributes first: ONNX's inference divides by strides (a zero one is SIGFPE).
   HASE_RETURN_IF_ERROR(CheckWindowAttributes(*g, path));
-  // What ONNX Runtime sees of the file, taken before any dim is bound (ort_shape_view.h).
-  const OrtShapeView ort_view = options.ort_view ? ComputeOrtShapeView(model) : OrtShapeView{};
   {
-    Status s = BindInputs(g, options, &out.warnings);
-    if (!s.ok()) return s.WithContext(path);
+    std::unordered_map<std::string, int> opsets;
+    for (const auto& o : model.opset_import()) {
+      opsets[o.domain() == "ai.onnx" ? "" : o.domain()] = static_cast<int>(o.version());
+    }
+    HASE_RETURN_IF_ERROR(CheckRequiredAttributes(*g, opsets, path));
   }
-  g->clear_value_info();
-  for (auto& o : *g->mutable_output()) {
-    if (o.type().has_tensor_type()) o.mutable_type()->mutable_tensor_type()->clear_shape();
-  }
-  std::vector<std::string> unknown_nodes;
-  const bool overrode_fixed_dims = !out.warnings.empty();  // only BindInputs warned so far
-  if (Status s = InferAll(&model, path, &out.warnings, &unknown_nodes); !s.ok()) {
-    if (!overrode_fixed_dims) return s;
-    return Status::InvalidArgument(s.message(), s.where(),
-                                   "the model fixes its input dims and may not support the ones "
-                                   "given; " + out.warnings.front());
-  }
-  // Dims bound: resolve Reshape targets computed from shapes (shape_values.h) and carry them on.
-  // One round per dependent step (a Reshape whose dims feed the next Shape): ViT-B/16 needs 13.
-  for (int round = 0; round < 64 && ResolveShapeComputedDims(&model) > 0; ++round) {
-    onnx::ShapeInferenceOptions opts(/*check_type=*/false, /*error_mode=*/1,
-                                     /*enable_data_propagation=*/true);
-    HASE_RETURN_IF_ERROR(CallOnnx("ONNX shape inference failed", path, [&] {
-      onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), opts);
-    }));
-  }
+  // Shape inference, in one child process (InferencePhase): a crash or hang in libonnx is a
+  // Status, not the end of `hase` or of the daemon that loads the model.
+  HASE_ASSIGN_OR_RETURN(InferredModel inferred, InferenceIsolated(std::move(model), path, options,
+                                                                  std::move(out.warnings)));
+  model = std::move(inferred.model);
+  g = model.mutable_graph();
+  out.warnings = std::move(inferred.warnings);
+  const OrtShapeView& ort_view = inferred.ort_view;
+  std::vector<std::string>& unknown_nodes = inferred.unknown_nodes;
 
   // Build the Graph.
   Graph& graph = out.graph;

@@ -13,7 +13,11 @@
 // is given its first input's shape and dtype (a conservative guess for the cost model), a
 // warning is recorded, and inference re-runs so downstream shapes resolve.
 //
-// Exceptions from libonnx are caught here (the one adapter) and returned as Status.
+// Exceptions from libonnx are caught here (the one adapter) and returned as Status. The whole
+// inference phase (ORT view, binding, inference rounds) runs in one child process behind a
+// null-safe schema registry (shape_inference.h): a crash or hang inside libonnx is an Internal
+// error, never the end of the caller. A required attribute missing from a node (any subgraph) is
+// refused before inference.
 #pragma once
 
 #include <cstdint>
@@ -57,8 +61,9 @@ struct LoadedGraph {
 
 // Loads `path`. Errors: those of ReadModelProto; Unsupported (opset outside 7–17 or missing
 // ai.onnx import, or a model > 2 GB); InvalidArgument (a dynamic dim left unbound, an
-// --input-shape that does not fit the input, shape inference failed, a shape still unknown after
-// inference when require_shapes).
+// --input-shape that does not fit the input, a required attribute missing, shape inference
+// failed, a shape still unknown after inference when require_shapes); Internal (libonnx crashed
+// or hung: "ONNX shape inference (libonnx) crashed (SIGFPE)"); IO (no child process).
 Result<LoadedGraph> LoadOnnxGraph(const std::string& path, const LoadOptions& options);
 
 // Parses "3x640x640" (also "3,640,640") into {3, 640, 640}. Errors: InvalidArgument.

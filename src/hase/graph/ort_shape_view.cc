@@ -12,6 +12,7 @@
 
 #include "hase/graph/attribute_proto.h"
 #include "hase/graph/graph.h"
+#include "hase/graph/shape_inference.h"
 #include "hase/graph/shape_values.h"
 #include "hase/graph/topological_order.h"
 
@@ -50,15 +51,10 @@ onnx::ModelProto InferenceCopy(const onnx::ModelProto& model) {
   return m;
 }
 
-bool Infer(onnx::ModelProto* m) {
-  try {
-    onnx::ShapeInferenceOptions opts(/*check_type=*/false, /*error_mode=*/0,
+// As ORT infers: errors leave a value unknown, no data propagation.
+onnx::ShapeInferenceOptions OrtInference() {
+  return onnx::ShapeInferenceOptions(/*check_type=*/false, /*error_mode=*/0,
                                      /*enable_data_propagation=*/false);
-    onnx::shape_inference::InferShapes(*m, onnx::OpSchemaRegistry::Instance(), opts);
-    return true;
-  } catch (const std::exception&) {
-    return false;
-  }
 }
 
 constexpr const char* kSymbolPrefix = "hase_sym_";
@@ -196,7 +192,7 @@ void RefreshOrtShapes(Graph& g) {
       if (auto p = AttributeToProto(name, a)) *np->add_attribute() = std::move(*p);
     }
   }
-  if (!Infer(&m)) return;
+  if (!InferModelShapes(&m, OrtInference()).ok()) return;  // crashed or threw: no refinement
   for (const onnx::ValueInfoProto& vi : m.graph().value_info()) {
     const Value* v = g.FindValue(vi.name());
     if (v == nullptr) continue;
@@ -237,10 +233,10 @@ OrtShapeView ComputeOrtShapeView(const onnx::ModelProto& model) {
   for (const auto& vi : m.graph().output()) collect(vi);
   for (const auto& vi : m.graph().value_info()) collect(vi);
 
-  if (!Infer(&m)) return view;
+  if (!InferModelShapesUnisolated(&m, OrtInference()).ok()) return view;
   std::unordered_map<std::string, std::vector<int64_t>> values;
   for (int round = 0; round < 64 && ResolveShapeComputedDims(&m, &values) > 0; ++round) {
-    if (!Infer(&m)) break;
+    if (!InferModelShapesUnisolated(&m, OrtInference()).ok()) break;
   }
   view.values = std::move(values);
 

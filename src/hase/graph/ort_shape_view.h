@@ -41,13 +41,16 @@ struct OrtShapeView {
 
 // The view of `model` as read from the file (before any dim is bound). Copies what inference
 // needs (nodes, value infos, small initializers; large initializers by dims and type only).
+// Runs libonnx in this process (InferModelShapesUnisolated): call it only inside RunIsolated,
+// as LoadOnnxGraph does.
 OrtShapeView ComputeOrtShapeView(const onnx::ModelProto& model);
 
 // Re-runs ONNX shape inference over the live nodes of `g` (ORT's Graph::Resolve after a
 // transformer changed the graph) and refines every Value::ort_shape with what it infers: a rank
 // where none was known, a known dim where one was unknown; never the other way. Ops ONNX 1.12
 // has no schema for (ORT's contrib ops made by fusion) keep the dims they had. Does nothing when
-// `g` has no view or inference fails.
+// `g` has no view or inference fails or crashes (it runs in a child process,
+// shape_inference.h).
 void RefreshOrtShapes(Graph& g);
 
 }  // namespace hase::graph

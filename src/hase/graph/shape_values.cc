@@ -1,6 +1,9 @@
 #include "hase/graph/shape_values.h"
 
 #include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
 #include <cstring>
 #include <optional>
 #include <unordered_map>
@@ -90,6 +93,83 @@ std::optional<Ints> Broadcast(const Ints& a, const Ints& b) {
   }
   return d;
 }
+
+}  // namespace
+
+std::optional<EinsumShape> ComputeEinsumShape(std::string eq,
+                                              const std::vector<const std::vector<int64_t>*>& in) {
+  eq.erase(std::remove(eq.begin(), eq.end(), ' '), eq.end());
+  const size_t arrow = eq.find("->");
+  const std::string lhs = eq.substr(0, arrow);
+  std::vector<std::string> terms(1);
+  for (char c : lhs) {
+    if (c == ',') terms.emplace_back();
+    else terms.back() += c;
+  }
+  if (terms.size() != in.size()) return std::nullopt;
+  std::map<char, int64_t> size;
+  std::map<char, int> uses;
+  Ints ellipsis;  // broadcast of every term's "..." dims
+  for (size_t t = 0; t < terms.size(); ++t) {
+    const std::string& term = terms[t];
+    const Ints& d = *in[t];
+    const size_t dots = term.find("...");
+    std::string letters = term;
+    if (dots != std::string::npos) letters.erase(dots, 3);
+    for (char c : letters) {
+      if (!std::isalpha(static_cast<unsigned char>(c))) return std::nullopt;
+    }
+    if (letters.size() > d.size() || (dots == std::string::npos && letters.size() != d.size())) {
+      return std::nullopt;
+    }
+    const size_t ell_rank = d.size() - letters.size();
+    const size_t ell_at = dots == std::string::npos ? letters.size() : dots;
+    if (dots != std::string::npos) {
+      auto b = Broadcast(ellipsis, Ints(d.begin() + ell_at, d.begin() + ell_at + ell_rank));
+      if (!b) return std::nullopt;
+      ellipsis = *b;
+    }
+    for (size_t i = 0; i < letters.size(); ++i) {
+      const int64_t dim = d[i < ell_at ? i : i + ell_rank];
+      const char c = letters[i];
+      ++uses[c];
+      auto [it, fresh] = size.emplace(c, dim);
+      if (!fresh && it->second != dim) {
+        if (it->second != 1 && dim != 1) return std::nullopt;
+        it->second = std::max(it->second, dim);
+      }
+    }
+  }
+  EinsumShape r;
+  std::set<char> kept;
+  if (arrow == std::string::npos) {
+    r.output = ellipsis;
+    for (const auto& [c, n] : uses) {
+      if (n == 1) {
+        r.output.push_back(size[c]);
+        kept.insert(c);
+      }
+    }
+  } else {
+    const std::string rhs = eq.substr(arrow + 2);
+    for (size_t i = 0; i < rhs.size(); ++i) {
+      if (rhs.compare(i, 3, "...") == 0) {
+        r.output.insert(r.output.end(), ellipsis.begin(), ellipsis.end());
+        i += 2;
+      } else if (size.count(rhs[i]) && kept.insert(rhs[i]).second) {
+        r.output.push_back(size[rhs[i]]);
+      } else {
+        return std::nullopt;  // a letter no input has, or twice
+      }
+    }
+  }
+  for (const auto& [c, d] : size) {
+    if (!kept.count(c)) r.contracted *= d;
+  }
+  return r;
+}
+
+namespace {
 
 // Row-major strides of `dims`.
 Ints Strides(const Ints& dims) {
@@ -416,6 +496,19 @@ int ResolveShapeComputedDims(onnx::ModelProto* model,
           values[out] = Ints(static_cast<size_t>(count), (*fill)[0]);
         }
         if (!dims.count(out)) resolve(out, *t, et);
+      }
+    } else if (op == "Einsum" && !dims.count(out)) {
+      // ONNX 1.12 infers only Einsum's rank (maxvit_t's relative attention).
+      std::vector<const Ints*> in;
+      for (int i = 0; i < n.input_size(); ++i) in.push_back(shape_of(n.input(i)));
+      std::string eq;
+      for (const auto& a : n.attribute()) {
+        if (a.name() == "equation") eq = a.s();
+      }
+      if (!in.empty() && std::find(in.begin(), in.end(), nullptr) == in.end() && !eq.empty()) {
+        if (auto e = ComputeEinsumShape(eq, in)) {
+          resolve(out, e->output, types.count(n.input(0)) ? types[n.input(0)] : 1);
+        }
       }
     } else if (op == "Pad" && !dims.count(out)) {
       const Ints* x = shape_of(n.input(0));

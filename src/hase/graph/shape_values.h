@@ -7,7 +7,7 @@
 // Unsqueeze, Squeeze, Concat, Cast, Identity, Reshape, Slice (any axes and steps, e.g. the
 // step -1 reversal torch's F.pad writes), Transpose, Add/Sub/Mul/Div/Mod, Equal, Where,
 // ConstantOfShape (≤ 64 elements), Range (≤ 4096 values), constant initializers and Constant
-// nodes; and resolves the dims of Reshape, Expand, ConstantOfShape, Pad, Slice and Range outputs
+// nodes; and resolves the dims of Reshape, Expand, ConstantOfShape, Pad, Slice, Range and Einsum outputs
 // whose target, pads, starts/ends or limits are such values (torch's expand(n, -1, -1), Swin's
 // window padding, roll and masks). A Shape's own dims are noted as it is evaluated, so a chain of
 // dependent computed Reshapes (one per attention block) resolves in one pass.
@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -25,7 +26,21 @@
 
 namespace hase::graph {
 
-// Adds value_info for every Reshape/Expand/ConstantOfShape/Pad/Slice output whose dims were
+// Einsum's output dims and loop extent, from its equation and its inputs' dims (ONNX Einsum-12:
+// letters a-z A-Z, one "..." per term for broadcast dims, spaces ignored; without "->" the output
+// is the "..." dims then the letters used once, in ASCII order). ONNX 1.12 infers only the rank;
+// ResolveShapeComputedDims fills the dims with this, and the cost model counts
+// output elements × `contracted` multiply-adds.
+struct EinsumShape {
+  std::vector<int64_t> output;  // output dims
+  int64_t contracted = 1;       // product of the sizes of the letters summed over (not in output)
+};
+// nullopt when the equation does not fit the inputs (count, ranks, a letter with two sizes
+// neither of which is 1, an output letter no input has).
+std::optional<EinsumShape> ComputeEinsumShape(std::string equation,
+                                              const std::vector<const std::vector<int64_t>*>& inputs);
+
+// Adds value_info for every Reshape/Expand/ConstantOfShape/Pad/Slice/Einsum output whose dims were
 // unknown and are now computable. Returns how many were added (0 = nothing to do). With
 // `values`, also stores there every integer value it evaluated (name → flattened values).
 int ResolveShapeComputedDims(

@@ -1,7 +1,10 @@
 #include "hase/kernels/cost_model.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
+
+#include "hase/graph/shape_values.h"
 
 namespace hase::kernels {
 namespace {
@@ -91,6 +94,8 @@ KernelFamily FamilyOf(const graph::Node& n) {
   if (op == "Gemm" || op == "FusedGemm" || op == "MatMul" || op == "FusedMatMul") {
     return KernelFamily::kGemm;
   }
+  // Einsum of two operands is a (batched) contraction: ORT's Einsum kernel runs it as MatMul.
+  if (op == "Einsum" && n.domain.empty() && n.inputs.size() == 2) return KernelFamily::kGemm;
   if (ElementwiseCost().count(op)) return KernelFamily::kElementwise;
   if (PoolingOps().count(op)) return KernelFamily::kPooling;
   if (NormalizationCost().count(op)) return KernelFamily::kNormalization;
@@ -194,6 +199,21 @@ Kernel CostKernel(const graph::Graph& g, const graph::Node& n, int index,
       k.macs = y_elems * static_cast<double>(x->shape.back());
     }
     k.flops = 2 * k.macs + y_elems * fused_cost;
+  } else if (op == "Einsum") {
+    // Output elements × the extent of the summed letters (graph/shape_values.h).
+    std::vector<const std::vector<int64_t>*> in;
+    for (const std::string& name : n.inputs) {
+      const graph::Value* v = g.FindValue(name);
+      in.push_back(v && v->shape_known() ? &v->shape : nullptr);
+    }
+    std::string eq;
+    if (auto it = n.attributes.find("equation"); it != n.attributes.end()) eq = it->second.s;
+    if (std::find(in.begin(), in.end(), nullptr) == in.end()) {
+      if (auto e = graph::ComputeEinsumShape(eq, in)) {
+        k.macs = y_elems * static_cast<double>(e->contracted);
+      }
+    }
+    k.flops = 2 * k.macs;
   } else if (k.family == KernelFamily::kElementwise) {
     k.flops = y_elems * (ElementwiseCost().at(op) + fused_cost);
   } else if (k.family == KernelFamily::kPooling) {

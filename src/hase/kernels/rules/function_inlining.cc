@@ -12,6 +12,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include "hase/graph/attribute_proto.h"
+#include "hase/graph/shape_inference.h"
 #include "hase/kernels/rules/cpu_float16_kernels.h"
 
 namespace hase::kernels::rules {
@@ -234,12 +235,7 @@ bool Inline(graph::Graph& g, graph::NodeId id, const onnx::FunctionProto& fp, in
   }
   onnx::ShapeInferenceOptions opts(/*check_type=*/false, /*error_mode=*/0,
                                    /*enable_data_propagation=*/false);
-  try {
-    onnx::shape_inference::InferShapes(&gp, {{"", static_cast<int>(opset)}},
-                                       onnx::OpSchemaRegistry::Instance(), opts);
-  } catch (const std::exception&) {
-    return false;
-  }
+  if (!graph::InferGraphShapes(&gp, {{"", static_cast<int>(opset)}}, opts).ok()) return false;
   std::unordered_map<std::string, const onnx::ValueInfoProto*> inferred;
   for (const auto& vi : gp.value_info()) inferred[vi.name()] = &vi;
 
