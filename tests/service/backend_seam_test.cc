@@ -321,7 +321,9 @@ TEST(BackendSeam, DrainRePlacesALaunchThatHasNotStarted) {
   ASSERT_TRUE(WaitFor([&] { return d->Get(a)->pid > 0 && d->Get(b)->pid > 0; }));
   ASSERT_EQ(d->Get(a)->node, "a");
   ASSERT_EQ(d->Get(b)->node, "a");
+  EXPECT_EQ(d->Get(b)->reason, "launched as fake job " + std::to_string(d->Get(b)->pid) + "; not started yet");
   fake->start(a, 1, TaskStart{"a", d->Get(a)->gpu_index, 1.7e9});  // a runs; b pends
+  EXPECT_EQ(d->Get(a)->reason, "");
   ASSERT_TRUE(d->DrainNode("a", "maintenance", false).ok());
   EXPECT_EQ(d->Get(a)->state, TaskState::kRunning);
   EXPECT_EQ(d->Get(a)->attempts, 1);

@@ -60,9 +60,10 @@ void Daemon::OnStart(int64_t id, int attempt, const TaskStart& start) {
   if (it == tasks_.end()) return;
   TaskRecord& r = it->second;
   if (r.state != TaskState::kRunning || r.attempts != attempt) return;  // ended / re-queued meanwhile
-  awaiting_start_.erase(id);
+  const bool was_waiting = awaiting_start_.erase(id) > 0 && !r.reason.empty();
+  if (was_waiting) r.reason.clear();  // "launched as slurm job N; not started yet"
   const int from = r.gpu;
-  if (!ApplyStartLocked(r, start)) return;
+  if (!ApplyStartLocked(r, start) && !was_waiting) return;
   std::vector<int64_t> changed{id};
   // Moved: what waits in the local queue of the GPU hase had chosen may start there now.
   if (r.gpu != from && from >= 0) PromoteLocked(from, std::max(Now(), ToS(state_.now_ms)), changed);
