@@ -23,6 +23,7 @@ void Daemon::OnEnd(int64_t id, int attempt, const TaskEnd& end) {
   TaskRecord& r = it->second;
   if (r.state != TaskState::kRunning || r.attempts != attempt) return;  // cancelled / re-queued meanwhile
   std::vector<int64_t> changed{id};
+  if (awaiting_start_.erase(id)) r.reason.clear();  // "launched as slurm job N; not started yet"
   if (end.start) ApplyStartLocked(r, *end.start);  // where and when it ran, if not reported before
   const int gpu = r.gpu;
   const double now = Now();
