@@ -492,7 +492,7 @@ void Daemon::LaunchPendingLocked(std::unique_lock<std::mutex>& lock) {
       } else {
         r.pid = *handle;
         if (awaiting_start_.count(id)) {  // its start not reported yet (a Slurm job may pend)
-          r.reason = fmt::format("launched as {} job {}; not started yet", backend_->Name(), *handle);
+          r.reason = internal::NotStartedNote(backend_->Name(), *handle);
         }
       }
       changed.push_back(id);

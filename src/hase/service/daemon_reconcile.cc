@@ -23,7 +23,8 @@ void Daemon::OnEnd(int64_t id, int attempt, const TaskEnd& end) {
   TaskRecord& r = it->second;
   if (r.state != TaskState::kRunning || r.attempts != attempt) return;  // cancelled / re-queued meanwhile
   std::vector<int64_t> changed{id};
-  if (awaiting_start_.erase(id)) r.reason.clear();  // "launched as slurm job N; not started yet"
+  awaiting_start_.erase(id);
+  if (internal::IsNotStartedNote(r.reason)) r.reason.clear();  // also one journalled before a restart
   if (end.start) ApplyStartLocked(r, *end.start);  // where and when it ran, if not reported before
   const int gpu = r.gpu;
   const double now = Now();
@@ -61,8 +62,9 @@ void Daemon::OnStart(int64_t id, int attempt, const TaskStart& start) {
   if (it == tasks_.end()) return;
   TaskRecord& r = it->second;
   if (r.state != TaskState::kRunning || r.attempts != attempt) return;  // ended / re-queued meanwhile
-  const bool was_waiting = awaiting_start_.erase(id) > 0 && !r.reason.empty();
-  if (was_waiting) r.reason.clear();  // "launched as slurm job N; not started yet"
+  awaiting_start_.erase(id);
+  const bool was_waiting = internal::IsNotStartedNote(r.reason);
+  if (was_waiting) r.reason.clear();
   const int from = r.gpu;
   if (!ApplyStartLocked(r, start) && !was_waiting) return;
   std::vector<int64_t> changed{id};
