@@ -442,7 +442,7 @@ LaunchRequest Daemon::LaunchRequestLocked(const TaskRecord& r) const {
       if (load_) {
         const std::optional<telemetry::GpuObservation> obs =
             LiveObservation(load_->table(), cluster_, mig_decls_, r.gpu, Now());
-        if (obs && obs->uuid.rfind("MIG-", 0) == 0) q.visible_devices = obs->uuid;
+        if (obs && !obs->mig_uuid.empty()) q.visible_devices = obs->mig_uuid;
       }
     }
   }

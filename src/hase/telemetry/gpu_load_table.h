@@ -65,6 +65,9 @@ struct GpuObservation {
   unsigned field_mask = 0;   // bit i set: kDcgmLoadFields[i] stored
   int mig_instances = 0;     // whole GPU: MIG instances folded in (0: not partitioned)
   std::string mig_profile;   // MIG instance (key.gpu_instance >= 0): GPU_I_PROFILE, "1g.5gb"
+  // MIG instance: its own device UUID ("MIG-…") when the exporter labels its series with it
+  // (UUID="MIG-…"); "" when the series carry the physical GPU's UUID (dcgm-exporter's usual).
+  std::string mig_uuid;
 };
 
 struct GroupResult {
