@@ -321,12 +321,19 @@ TEST(BackendSeam, DrainRePlacesALaunchThatHasNotStarted) {
   ASSERT_TRUE(WaitFor([&] { return d->Get(a)->pid > 0 && d->Get(b)->pid > 0; }));
   ASSERT_EQ(d->Get(a)->node, "a");
   ASSERT_EQ(d->Get(b)->node, "a");
+  EXPECT_EQ(d->Get(b)->reason, "launched as fake job " + std::to_string(d->Get(b)->pid) + "; not started yet");
   fake->start(a, 1, TaskStart{"a", d->Get(a)->gpu_index, 1.7e9});  // a runs; b pends
+  EXPECT_EQ(d->Get(a)->reason, "");
   ASSERT_TRUE(d->DrainNode("a", "maintenance", false).ok());
   EXPECT_EQ(d->Get(a)->state, TaskState::kRunning);
   EXPECT_EQ(d->Get(a)->attempts, 1);
   ASSERT_TRUE(WaitFor([&] { return d->Get(b)->attempts == 2 && d->Get(b)->pid > 0; }));
   EXPECT_EQ(d->Get(b)->node, "b");
+  // An end before any start was reported: the launch note does not outlive it.
+  ASSERT_TRUE(WaitFor([&] { return !d->Get(b)->reason.empty(); }));
+  fake->end(b, 2, TaskEnd{TaskEnd::Kind::kExited, 0, "", 1.7e9 + 3});
+  EXPECT_EQ(d->Get(b)->state, TaskState::kSucceeded);
+  EXPECT_EQ(d->Get(b)->reason, "");
   std::lock_guard<std::mutex> l(fake->mu);
   ASSERT_EQ(fake->cancels.size(), 1u);
   EXPECT_EQ(fake->cancels[0], std::make_pair(b, 1));

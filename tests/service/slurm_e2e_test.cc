@@ -171,6 +171,7 @@ class SlurmE2E : public ::testing::Test {
       by_id[t["id"]] = t;
       EXPECT_EQ(t["state"], "succeeded") << t.dump();
       EXPECT_EQ(t["attempts"], 1) << t.dump();
+      EXPECT_EQ(t["reason"], "") << t.dump();  // no "not started yet" left behind
     }
     std::map<int64_t, int> runs;
     std::ifstream f(dir_ + "/" + prefix + ".log");

@@ -448,7 +448,7 @@ LaunchRequest Daemon::LaunchRequestLocked(const TaskRecord& r) const {
       if (load_) {
         const std::optional<telemetry::GpuObservation> obs =
             LiveObservation(load_->table(), cluster_, mig_decls_, r.gpu, Now());
-        if (obs && obs->uuid.rfind("MIG-", 0) == 0) q.visible_devices = obs->uuid;
+        if (obs && !obs->mig_uuid.empty()) q.visible_devices = obs->mig_uuid;
       }
     }
   }
@@ -497,6 +497,9 @@ void Daemon::LaunchPendingLocked(std::unique_lock<std::mutex>& lock) {
         dirty_ = true;
       } else {
         r.pid = *handle;
+        if (awaiting_start_.count(id)) {  // its start not reported yet (a Slurm job may pend)
+          r.reason = internal::NotStartedNote(backend_->Name(), *handle);
+        }
       }
       changed.push_back(id);
     }

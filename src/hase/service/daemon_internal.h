@@ -2,8 +2,10 @@
 // daemon_reconcile.cc).
 #pragma once
 
+#include <cstdint>
 #include <limits>
 #include <string>
+#include <string_view>
 
 #include "hase/base/status.h"
 #include "hase/sched/task.h"
@@ -12,6 +14,17 @@
 namespace hase::service::internal {
 
 inline constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// The reason of a running task whose launch has not been seen start ("launched as slurm job
+// 12; not started yet"); cleared by its start or end.
+inline std::string NotStartedNote(const std::string& backend, int64_t handle) {
+  return "launched as " + backend + " job " + std::to_string(handle) + "; not started yet";
+}
+inline bool IsNotStartedNote(const std::string& reason) {
+  constexpr std::string_view kTail = "; not started yet";
+  return reason.rfind("launched as ", 0) == 0 && reason.size() > kTail.size() &&
+         reason.compare(reason.size() - kTail.size(), kTail.size(), kTail) == 0;
+}
 
 // Holder of a failed GPU's phantom reservation (daemon.h, Failures).
 inline constexpr int kFailedGpuTaskId = -2;

@@ -23,6 +23,8 @@ void Daemon::OnEnd(int64_t id, int attempt, const TaskEnd& end) {
   TaskRecord& r = it->second;
   if (r.state != TaskState::kRunning || r.attempts != attempt) return;  // cancelled / re-queued meanwhile
   std::vector<int64_t> changed{id};
+  awaiting_start_.erase(id);
+  if (internal::IsNotStartedNote(r.reason)) r.reason.clear();  // also one journalled before a restart
   if (end.start) ApplyStartLocked(r, *end.start);  // where and when it ran, if not reported before
   const int gpu = r.gpu;
   const double now = Now();
@@ -61,8 +63,10 @@ void Daemon::OnStart(int64_t id, int attempt, const TaskStart& start) {
   TaskRecord& r = it->second;
   if (r.state != TaskState::kRunning || r.attempts != attempt) return;  // ended / re-queued meanwhile
   awaiting_start_.erase(id);
+  const bool was_waiting = internal::IsNotStartedNote(r.reason);
+  if (was_waiting) r.reason.clear();
   const int from = r.gpu;
-  if (!ApplyStartLocked(r, start)) return;
+  if (!ApplyStartLocked(r, start) && !was_waiting) return;
   std::vector<int64_t> changed{id};
   // Moved: what waits in the local queue of the GPU hase had chosen may start there now.
   if (r.gpu != from && from >= 0) PromoteLocked(from, std::max(Now(), ToS(state_.now_ms)), changed);

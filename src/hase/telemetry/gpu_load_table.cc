@@ -35,6 +35,7 @@ GroupResult GroupDcgmSamples(std::span<const PromSample> samples, std::string_vi
     int slices = 1;
     unsigned mask = 0;
     std::string profile;  // GPU_I_PROFILE
+    std::string mig_uuid;  // the series' UUID when it names the instance ("MIG-…")
   };
   std::map<GpuKey, std::map<std::string, MigPart>> mig;  // GPU → GPU_I_ID → instance
   std::map<GpuKey, bool> dated;  // a timestamped field has dated the GPU
@@ -62,9 +63,9 @@ GroupResult GroupDcgmSamples(std::span<const PromSample> samples, std::string_vi
       o.host_label = host ? *host : "";
       o.sample_time_s = scrape_time_s;
     }
-    if (o.uuid.empty()) {
-      if (const std::string* u = s.Label("UUID")) o.uuid = *u;
-    }
+    const std::string* series_uuid = s.Label("UUID");
+    const bool instance_uuid = series_uuid && series_uuid->rfind("MIG-", 0) == 0;
+    if (o.uuid.empty() && series_uuid && !instance_uuid) o.uuid = *series_uuid;
     if (o.model_name.empty()) {
       if (const std::string* m = s.Label("modelName")) {
         o.model_name = *m;
@@ -86,6 +87,7 @@ GroupResult GroupDcgmSamples(std::span<const PromSample> samples, std::string_vi
     MigPart* part = nullptr;
     if (is_mig) {
       part = &mig[key][*mig_id];
+      if (instance_uuid && part->mig_uuid.empty()) part->mig_uuid = *series_uuid;
       if (const std::string* prof = s.Label("GPU_I_PROFILE")) {  // "3g.20gb" → 3 slices
         if (part->profile.empty()) part->profile = *prof;
         int n = 0;
@@ -140,6 +142,7 @@ GroupResult GroupDcgmSamples(std::span<const PromSample> samples, std::string_vi
       inst.sample_time_s = o.sample_time_s;
       inst.load = p.load;
       inst.mig_profile = p.profile;
+      inst.mig_uuid = p.mig_uuid;
       inst.field_mask = p.mask;
       for (unsigned m = p.mask; m; m &= m - 1) ++inst.fields;
       instances.push_back(std::move(inst));

@@ -70,6 +70,9 @@ struct GpuObservation {
   // pod with `pod`, `namespace`, `container` (read from the kubelet's pod-resources API).
   // Empty: no pod there, or the mapping is off. On a whole GPU it includes its instances' pods.
   std::vector<std::string> pods;
+  // MIG instance: its own device UUID ("MIG-…") when the exporter labels its series with it
+  // (UUID="MIG-…"); "" when the series carry the physical GPU's UUID (dcgm-exporter's usual).
+  std::string mig_uuid;
 };
 
 struct GroupResult {
