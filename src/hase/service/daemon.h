@@ -101,10 +101,14 @@
 #include "hase/service/mig_telemetry.h"
 #include "hase/service/task_record.h"
 #include "hase/service/task_store.h"
+#include "hase/service/whatif.h"
 #include "hase/telemetry/load_source.h"
 
 namespace spdlog {
 class logger;
+}
+namespace hase {
+class GpuCatalog;
 }
 
 namespace hase::service {
@@ -134,6 +138,9 @@ struct DaemonOptions {
   // The live plan (live_plan.h) made after every pass: the most wall time its forward run of
   // the policy may take, ms (queued tasks beyond it are list-scheduled estimates). 0 = no plan.
   double plan_budget_ms = 250;
+  // The GPU catalog a what-if (PlanWhatIf, POST /v1/whatif) takes GPU types from that the cluster
+  // does not have; null = only the cluster's own types (`hase serve` passes its --catalog).
+  std::shared_ptr<const GpuCatalog> catalog;
   // Tests pass a fake clock; default telemetry::WallClockSeconds.
   std::function<double()> now_s;
   // Structured decision log (info: one line per placement; debug: per wait/reject). Null: none.
@@ -274,6 +281,15 @@ class Daemon {
   // The plan of the whole queue made after the last pass (live_plan.h); null before the first
   // pass or with DaemonOptions::plan_budget_ms = 0. Shared and immutable: safe to keep.
   std::shared_ptr<const LiveQueuePlan> Plan() const;
+
+  // What-if (whatif.h, daemon_whatif.cc): the plan of the whole queue with `w` applied to a
+  // copy of the live state, made by the daemon's policy and oracle as Plan() is, and the same
+  // snapshot's plan without it. Nothing is journalled; nothing live changes. Errors:
+  // NotFound (a node or GPU to drain that the cluster lacks; a GPU type neither the cluster
+  // nor the catalog knows: the hint lists the cluster's), InvalidArgument (a submitted task
+  // whose model no GPU type can predict, as Submit; a node to add to that is a MIG node),
+  // Unsupported (gpus != 1), and the policy's errors.
+  Result<WhatIfResult> PlanWhatIf(const WhatIf& w) const;
 
   std::vector<GpuView> Gpus() const;
   std::string MetricsText() const;

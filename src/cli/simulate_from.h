@@ -1,0 +1,32 @@
+// `hase simulate --from URL`: a what-if against a running `hase serve` — POST /v1/whatif with
+// GPUs added (--add-gpus TYPE:COUNT[@NODE]), nodes or GPUs drained (--drain-node, --drain-gpu)
+// and a workload's tasks submitted (--workload FILE), printed as `hase queue` prints the live
+// plan (or --format json: the daemon's answer). Nothing changes on the daemon.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "hase/base/status.h"
+#include "hase/service/whatif.h"
+
+namespace hase::cli {
+
+struct SimulateFromFlags {
+  std::string url;                      // --from
+  std::string token_file;               // --token-file
+  std::vector<std::string> add_gpus;    // --add-gpus TYPE:COUNT[@NODE], repeatable
+  std::vector<std::string> drain_nodes;  // --drain-node N, repeatable
+  std::vector<std::string> drain_gpus;  // --drain-gpu ID|NODE/INDEX, repeatable
+  std::string workload;                 // --workload FILE: its tasks are submitted
+  std::string format = "table";         // --format table|json
+};
+
+// "A100-SXM4-40GB:4@new-0" → {type, 4, "new-0"}; COUNT defaults to 1, NODE to "whatif-0".
+// Errors: InvalidArgument naming --add-gpus and the value.
+Result<service::WhatIfGpus> ParseAddGpus(const std::string& text);
+
+// Runs the what-if and prints it; returns the exit status (Fail's on error).
+int RunSimulateFrom(const SimulateFromFlags& f);
+
+}  // namespace hase::cli
