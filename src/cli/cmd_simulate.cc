@@ -121,9 +121,26 @@ int Run(const SimulateFlags& f) {
     from.workload = f.workload;
     return RunSimulateFrom(from);
   }
+  if (!f.from.state_dir.empty()) {
+    SimulateFromFlags from = f.from;
+    from.workload = f.workload;
+    from.cluster = f.cluster;
+    from.catalog = f.catalog;
+    from.models = f.models;
+    from.runtime = f.runtime;
+    from.precision = f.precision;
+    if (f.policy != "all") {
+      if (f.policy.find(',') != std::string::npos) {
+        return Fail(Status::InvalidArgument("--from-state plans with one policy, not '" + f.policy + "'", "--policy",
+                                            "give the daemon's (hase serve --policy; default hase)"));
+      }
+      from.policy = f.policy;
+    }
+    return RunSimulateFromState(from);
+  }
   if (!f.from.add_gpus.empty() || !f.from.drain_nodes.empty() || !f.from.drain_gpus.empty()) {
-    return Fail(Status::InvalidArgument("--add-gpus, --drain-node and --drain-gpu need --from URL", "hase simulate",
-                                        "pass --from http://HOST:PORT of a running hase serve"));
+    return Fail(Status::InvalidArgument("--add-gpus, --drain-node and --drain-gpu need --from URL or --from-state DIR",
+                                        "hase simulate", "pass --from http://HOST:PORT of a running hase serve"));
   }
   auto catalog = GpuCatalog::Load(f.catalog);
   if (!catalog.ok()) return Fail(catalog.status());
@@ -233,7 +250,7 @@ Command AddSimulateCommand(CLI::App& parent) {
       "simulate",
       "Simulate scheduling policies on a GPU cluster and task queue (embedded default: 24 GPUs "
       "of 4 types, 200 tasks)");
-  c.app->add_option("--cluster", flags->cluster, "cluster YAML (default: embedded, see examples/cluster.yaml)");
+  c.app->add_option("--cluster,--config", flags->cluster, "cluster YAML (default: embedded, see examples/cluster.yaml)");
   c.app->add_option("--workload", flags->workload, "workload YAML or CSV (default: embedded, see examples/workload.yaml); with --from: tasks submitted in the what-if");
   c.app->add_option("--policy", flags->policy, "all, or a comma-separated list of rr, random, least-loaded, fastest-gpu, gavel-like, eft, eft-share, min-min, max-min, hase")
       ->capture_default_str();
@@ -260,6 +277,10 @@ Command AddSimulateCommand(CLI::App& parent) {
   c.app->add_option("--from", flags->from.url,
                     "what-if against a running `hase serve` (http://HOST:PORT): plan its live queue and GPUs with "
                     "--add-gpus/--drain-node/--drain-gpu/--workload applied (nothing changes there)");
+  c.app->add_option("--from-state", flags->from.state_dir,
+                    "what-if offline from a stopped `hase serve`'s --state DIR (its hase.db, only read), with "
+                    "--config (its cluster file), --models, --runtime, --policy as it ran")
+      ->excludes("--from");
   c.app->add_option("--token-file", flags->from.token_file, "with --from: bearer token file (as `hase serve --token-file`)");
   c.app->add_option("--add-gpus", flags->from.add_gpus, "with --from: add GPUs, TYPE:COUNT[@NODE] (repeatable)");
   c.app->add_option("--drain-node", flags->from.drain_nodes, "with --from: drain a node (repeatable)");

@@ -1,7 +1,11 @@
 #include "cli/simulate_from.h"
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <random>
+#include <thread>
 
 #include <fmt/format.h>
 #include <httplib.h>
@@ -12,7 +16,12 @@
 #include "hase/base/seconds_text.h"
 #include "hase/sched/task.h"
 #include "hase/sched/workload_file.h"
+#include "hase/hw/gpu_catalog.h"
+#include "hase/sched/cluster_file.h"
 #include "hase/service/api_auth.h"
+#include "hase/service/daemon.h"
+#include "hase/predict/runtime_profile.h"
+#include "hase/sim/predictor_oracle.h"
 
 namespace hase::cli {
 namespace {
@@ -182,32 +191,108 @@ Result<service::WhatIfGpus> ParseAddGpus(const std::string& text) {
   return g;
 }
 
-int RunSimulateFrom(const SimulateFromFlags& f) {
+namespace {
+
+// The request body from the flags (the workload's tasks as POST /v1/tasks bodies).
+Result<json> RequestBody(const SimulateFromFlags& f) {
   if (f.format != "table" && f.format != "json") {
-    return Fail(Status::InvalidArgument("must be table or json, not '" + f.format + "'", "--format"));
+    return Status::InvalidArgument("must be table or json, not '" + f.format + "'", "--format");
   }
   service::WhatIf w;
   for (const std::string& a : f.add_gpus) {
-    Result<service::WhatIfGpus> g = ParseAddGpus(a);
-    if (!g.ok()) return Fail(g.status());
-    w.add_gpus.push_back(*g);
+    HASE_ASSIGN_OR_RETURN(service::WhatIfGpus g, ParseAddGpus(a));
+    w.add_gpus.push_back(std::move(g));
   }
   w.drain_nodes = f.drain_nodes;
   w.drain_gpus = f.drain_gpus;
   json body = service::WhatIfToJson(w);
   if (!f.workload.empty()) {
-    Result<std::vector<sched::Task>> tasks = sched::LoadWorkloadFile(f.workload);
-    if (!tasks.ok()) return Fail(tasks.status());
-    for (const sched::Task& t : *tasks) body["submit"].push_back(TaskBody(t));
+    HASE_ASSIGN_OR_RETURN(std::vector<sched::Task> tasks, sched::LoadWorkloadFile(f.workload));
+    for (const sched::Task& t : tasks) body["submit"].push_back(TaskBody(t));
   }
-  Result<json> answer = PostWhatIf(f, body);
-  if (!answer.ok()) return Fail(answer.status());
+  return body;
+}
+
+int Print(const SimulateFromFlags& f, const json& answer) {
   if (f.format == "json") {
-    std::printf("%s\n", answer->dump(2, ' ', false, json::error_handler_t::replace).c_str());
+    std::printf("%s\n", answer.dump(2, ' ', false, json::error_handler_t::replace).c_str());
   } else {
-    std::fputs(Table(*answer).c_str(), stdout);
+    std::fputs(Table(answer).c_str(), stdout);
   }
   return 0;
+}
+
+// A fresh directory under the system's temporary directory; removed with it.
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    std::random_device rd;
+    path = std::filesystem::temp_directory_path() / fmt::format("hase-whatif-{:x}", (uint64_t{rd()} << 32) | rd());
+    std::filesystem::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+}  // namespace
+
+int RunSimulateFrom(const SimulateFromFlags& f) {
+  Result<json> body = RequestBody(f);
+  if (!body.ok()) return Fail(body.status());
+  Result<json> answer = PostWhatIf(f, *body);
+  if (!answer.ok()) return Fail(answer.status());
+  return Print(f, *answer);
+}
+
+int RunSimulateFromState(const SimulateFromFlags& f) {
+  Result<json> body = RequestBody(f);
+  if (!body.ok()) return Fail(body.status());
+  Result<service::WhatIf> w = service::WhatIfFromJson(*body);
+  if (!w.ok()) return Fail(w.status());
+  const std::filesystem::path db = std::filesystem::path(f.state_dir) / "hase.db";
+  if (!std::filesystem::is_regular_file(db)) {
+    return Fail(Status::NotFound("no journal " + db.string(), "--from-state",
+                                 "give the --state directory of a stopped `hase serve`; for a running one use --from URL"));
+  }
+  if (f.cluster.empty()) {
+    return Fail(Status::InvalidArgument("--from-state needs the daemon's cluster file", "--config",
+                                        "pass --config CLUSTER.yaml, the file `hase serve --config` had"));
+  }
+  Result<GpuCatalog> catalog = GpuCatalog::Load(f.catalog);
+  if (!catalog.ok()) return Fail(catalog.status());
+  Result<sched::Cluster> cluster = sched::LoadClusterFile(f.cluster, *catalog);
+  if (!cluster.ok()) return Fail(cluster.status());
+  sim::PredictorOracleOptions po;
+  po.models_dir = f.models;
+  if (Status s = sim::SetRuntimeAndPrecision(f.runtime, f.precision, po); !s.ok()) return Fail(s);
+  auto oracle = std::make_shared<sim::PredictorOracle>(*catalog, po);
+  // The journal is copied: recovery and the first pass write to the copy, never to DIR.
+  TempDir tmp;
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    const std::filesystem::path from = db.string() + suffix;
+    if (!std::filesystem::exists(from)) continue;
+    std::error_code ec;
+    std::filesystem::copy_file(from, tmp.path / ("hase.db" + std::string(suffix)), ec);
+    if (ec) return Fail(Status::IO("cannot copy " + from.string() + ": " + ec.message(), "--from-state"));
+  }
+  service::DaemonOptions o;
+  o.state_dir = tmp.path.string();
+  o.policy = f.policy;
+  o.store.synchronous_full = false;
+  o.default_runtime = FindRuntime(f.runtime)->name;
+  o.catalog = std::make_shared<const GpuCatalog>(*catalog);
+  o.tick_s = 3600;
+  Result<std::unique_ptr<service::Daemon>> d = service::Daemon::Create(*std::move(cluster), oracle, o, nullptr);
+  if (!d.ok()) return Fail(d.status());
+  if (Status s = (*d)->Start(); !s.ok()) return Fail(s.WithContext("--from-state"));
+  // As a restart: recovery, then the first pass (its plan marks it done).
+  for (int i = 0; i < 6000 && !(*d)->Plan(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  Result<service::WhatIfResult> r = (*d)->PlanWhatIf(*w);
+  (*d)->Stop();
+  if (!r.ok()) return Fail(r.status());
+  return Print(f, service::WhatIfJson(*r));
 }
 
 }  // namespace hase::cli

@@ -2,12 +2,14 @@
 // tasks submitted — on a copy, so nothing live changes — over Daemon::PlanWhatIf, POST
 // /v1/whatif and `hase simulate --from URL`. Values computed by hand on the 1×A100 + 1×T4
 // cluster of live_plan_test.cc.
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <thread>
 
@@ -147,11 +149,47 @@ TEST(WhatIf, AddingAnA100LowersTheEtaByFiveSeconds) {
   EXPECT_EQ(l.d->List(std::nullopt, 100).size(), 5u);
 }
 
+// One A100 (a/0), three equal tasks: 1 runs [T, T+10], 2 and 3 wait ([10,20], [20,30]: ETA
+// T+30). With a second A100 c/0, 2 starts on it now [0,10] and 3 takes a/0 when 1 ends [10,20]:
+// ETA T+20, exactly one task's run time (10 s) earlier.
+TEST(WhatIf, SecondGpuOfOneSavesOneRunTime) {
+  const std::string dir = hase::testing::FreshDir("wi-one");
+  FakeClock clock;
+  const double T = clock.now;
+  sched::Cluster one;
+  one.name = "one";
+  one.types = {{"A100-SXM4-40GB", 40960, 19.5, 1555}};
+  one.gpus = {{0, "a", 0, 0, 40960, 1}};
+  auto made = Daemon::Create(one, Table(), Opts(dir, clock), nullptr);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  std::unique_ptr<Daemon> d = std::move(*made);
+  ASSERT_TRUE(d->Start().ok());
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(d->Submit(Resnet()).ok());
+  d->RunPassForTest();
+  WhatIf w;
+  w.add_gpus.push_back({"A100-SXM4-40GB", 1, "c", 0});
+  auto r = d->PlanWhatIf(w);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_NEAR(r->baseline->eta_s - T, 30.0, 1e-6);
+  const PlanEntry* t2 = r->plan->Find(2);
+  const PlanEntry* t3 = r->plan->Find(3);
+  ASSERT_TRUE(t2 && t3);
+  EXPECT_EQ(t2->gpu.node, "c");
+  EXPECT_NEAR(t2->start_s - T, 0.0, 1e-6);
+  EXPECT_EQ(t3->gpu.node, "a");
+  EXPECT_NEAR(t3->start_s - T, 10.0, 1e-6);
+  EXPECT_NEAR(t3->end_s - T, 20.0, 1e-6);
+  EXPECT_NEAR(r->plan->eta_s - T, 20.0, 1e-6);
+  d.reset();
+  std::filesystem::remove_all(dir);
+}
+
 // Draining node a: task 1 finishes there (T+10), nothing new starts there, so 2, 3 and 5 move
 // to the T4 after task 4: [35,70], [70,105], [105,140]. ETA T+140 (+100 s).
 TEST(WhatIf, DrainingANodeMovesItsPlannedTasks) {
   Live l("wi-drain");
-  for (const PlanEntry& e : l.d->Plan()->tasks) EXPECT_EQ(e.gpu.node, "a");
+  const std::shared_ptr<const LiveQueuePlan> live = l.d->Plan();  // held: the thread may replace it
+  for (const PlanEntry& e : live->tasks) EXPECT_EQ(e.gpu.node, "a");
   WhatIf w;
   w.drain_nodes = {"a"};
   auto r = l.d->PlanWhatIf(w);
@@ -377,6 +415,80 @@ TEST(WhatIf, RestAndCliAgainstARealDaemon) {
   EXPECT_NE(out.err.find("--add-gpus"), std::string::npos) << out.err;
   EXPECT_EQ(snapshot(), before);
   api.Stop();
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+// `hase simulate --from-state DIR`: a `hase serve` (real predictor, zoo resnet50) stopped with
+// three equal tasks, one running; offline, one more A100 starts task 2 at once, so the queue
+// ETA drops by exactly one task's run time d (baseline: 1, then 2 and 3 back to back on a/0 →
+// end1 + 2d; with c/0: 2 on c/0 [now, now + d], 3 on a/0 [end1, end1 + d] → end1 + d, as
+// end1 < now + d). The journal is only read.
+TEST(WhatIf, FromStateOfAStoppedDaemon) {
+  const std::string dir = hase::testing::FreshDir("wi-state");
+  std::ofstream(dir + "/cluster.yaml") << "name: one\nmax_tasks_per_gpu: 1\nnodes:\n  - name: a\n    gpus:\n"
+                                          "      - {type: A100-SXM4-40GB, count: 1}\n";
+  const std::string out = dir + "/serve.out";
+  auto r = hase::testing::RunCommand("(exec " + hase::testing::HaseBin() + " serve --config " + dir +
+                                     "/cluster.yaml --listen 127.0.0.1:0 --state " + dir + "/state > " + out +
+                                     " 2>&1) & echo $! > " + dir + "/pid");
+  ASSERT_EQ(r.exit_code, 0);
+  int port = 0;
+  for (int i = 0; i < 3000 && port == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    const std::string text = ReadAll(out);
+    const size_t p = text.find("listening on 127.0.0.1:");
+    if (p != std::string::npos) port = std::atoi(text.c_str() + p + 23);
+  }
+  const int pid = std::atoi(ReadAll(dir + "/pid").c_str());
+  ASSERT_GT(port, 0) << ReadAll(out);
+  httplib::Client c("127.0.0.1", port);
+  c.set_read_timeout(30, 0);
+  for (int i = 0; i < 3; ++i) {
+    auto res = c.Post("/v1/tasks", R"({"model":"resnet50","batch_size":8,"num_batches":20000})", "application/json");
+    ASSERT_TRUE(res);
+    ASSERT_EQ(res->status, 201) << res->body;
+  }
+  for (int i = 0; i < 500; ++i) {  // task 1 placed
+    auto res = c.Get("/v1/tasks/1");
+    if (res && json::parse(res->body)["state"] == "running") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ::kill(pid, SIGTERM);
+  for (int i = 0; i < 500 && ::kill(pid, 0) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const std::string journal = ReadAll(dir + "/state/hase.db");
+  ASSERT_FALSE(journal.empty());
+
+  const std::string cmd = hase::testing::HaseBin() + " simulate --from-state " + dir + "/state --config " + dir +
+                          "/cluster.yaml --format json";
+  hase::testing::CommandResult o = hase::testing::RunCommand(cmd + " --add-gpus A100-SXM4-40GB:1@c");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  json j = json::parse(o.out);
+  EXPECT_EQ(j["running"], 1);
+  ASSERT_EQ(j["tasks"].size(), 2u);
+  const json& t2 = j["tasks"][0]["predicted"];
+  const json& t3 = j["tasks"][1]["predicted"];
+  const double d = t2["end_s"].get<double>() - t2["start_s"].get<double>();
+  EXPECT_GT(d, 1.0);
+  EXPECT_EQ(t2["gpu"]["node"], "c");
+  EXPECT_NEAR(t2["start_s"].get<double>(), j["planned_at_s"].get<double>(), 1e-3);
+  EXPECT_EQ(t3["gpu"]["node"], "a");
+  EXPECT_NEAR(t3["end_s"].get<double>() - t3["start_s"].get<double>(), d, 1e-3);
+  EXPECT_NEAR(j["whatif"]["eta_change_s"].get<double>(), -d, 1e-3) << o.out;
+  EXPECT_NEAR(j["eta_s"].get<double>(), t3["end_s"].get<double>(), 1e-3);
+  // Errors: an unknown node; no --config; the journal untouched.
+  o = hase::testing::RunCommand(cmd + " --drain-node n9");
+  EXPECT_NE(o.exit_code, 0);
+  EXPECT_NE(o.err.find("hase: error: not found: drain_nodes: no node 'n9' (the cluster's nodes: a)"), std::string::npos)
+      << o.err;
+  o = hase::testing::RunCommand(hase::testing::HaseBin() + " simulate --from-state " + dir + "/state");
+  EXPECT_NE(o.exit_code, 0);
+  EXPECT_NE(o.err.find("--from-state needs the daemon's cluster file"), std::string::npos) << o.err;
+  EXPECT_EQ(ReadAll(dir + "/state/hase.db"), journal);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

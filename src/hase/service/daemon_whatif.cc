@@ -162,6 +162,10 @@ Result<WhatIfResult> Daemon::PlanWhatIf(const WhatIf& w) const {
       s.reservation_of_task = state_.reservation_of_task;
       for (size_t g = 0; g < state_.gpus.size(); ++g) {
         s.gpus[g] = state_.gpus[g];
+        // Claims go through AddClaim, so that the plan's first BeginPass clears them as it
+        // clears the live state's (a copied GpuState alone would keep them past it).
+        s.gpus[g].claims.clear();
+        for (const sched::QueuedTask& q : state_.gpus[g].claims) s.AddClaim(static_cast<int>(g), q);
         s.SetProjectedFinish(static_cast<int>(g), state_.finish_ms[g]);
         s.Reindex(static_cast<int>(g));
       }
