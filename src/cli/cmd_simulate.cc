@@ -138,6 +138,10 @@ int Run(const SimulateFlags& f) {
     }
     return RunSimulateFromState(from);
   }
+  if (f.from.format != "table" || !f.from.token_file.empty()) {
+    return Fail(Status::InvalidArgument("--format and --token-file need --from URL or --from-state DIR",
+                                        "hase simulate", "without them, --out DIR writes report.json"));
+  }
   if (!f.from.add_gpus.empty() || !f.from.drain_nodes.empty() || !f.from.drain_gpus.empty()) {
     return Fail(Status::InvalidArgument("--add-gpus, --drain-node and --drain-gpu need --from URL or --from-state DIR",
                                         "hase simulate", "pass --from http://HOST:PORT of a running hase serve"));

@@ -19,6 +19,7 @@
 #include "hase/hw/gpu_catalog.h"
 #include "hase/sched/cluster_file.h"
 #include "hase/service/api_auth.h"
+#include "hase/service/api_server.h"
 #include "hase/service/daemon.h"
 #include "hase/predict/runtime_profile.h"
 #include "hase/sim/predictor_oracle.h"
@@ -57,7 +58,14 @@ Result<json> PostWhatIf(const SimulateFromFlags& f, const json& body) {
     if (!tokens.ok()) return tokens.status().WithContext("--token-file");
     client.set_bearer_token_auth(tokens->front());
   }
-  httplib::Result res = client.Post("/v1/whatif", body.dump(), "application/json");
+  const std::string text = body.dump();
+  if (text.size() > service::kMaxBodyBytes) {
+    return Status::InvalidArgument(
+        fmt::format("the what-if request is {:.1f} MiB ({} tasks to submit); the daemon takes at most {} MiB",
+                    text.size() / 1048576.0, body["submit"].size(), service::kMaxBodyBytes >> 20),
+        "--workload", "submit fewer tasks (about 9 000 fit), or use --from-state DIR offline");
+  }
+  httplib::Result res = client.Post("/v1/whatif", text, "application/json");
   if (!res) {
     return Status::IO(fmt::format("cannot reach hase at {}: {}", f.url, httplib::to_string(res.error())), "--from",
                       "start `hase serve`, or pass --from http://HOST:PORT of a running one");
