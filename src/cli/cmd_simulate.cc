@@ -255,7 +255,7 @@ Command AddSimulateCommand(CLI::App& parent) {
       "Simulate scheduling policies on a GPU cluster and task queue (embedded default: 24 GPUs "
       "of 4 types, 200 tasks)");
   c.app->add_option("--cluster,--config", flags->cluster, "cluster YAML (default: embedded, see examples/cluster.yaml)");
-  c.app->add_option("--workload", flags->workload, "workload YAML or CSV (default: embedded, see examples/workload.yaml); with --from: tasks submitted in the what-if");
+  c.app->add_option("--workload", flags->workload, "workload YAML or CSV (default: embedded, see examples/workload.yaml); what-if: tasks submitted in it");
   c.app->add_option("--policy", flags->policy, "all, or a comma-separated list of rr, random, least-loaded, fastest-gpu, gavel-like, eft, eft-share, min-min, max-min, hase")
       ->capture_default_str();
   c.app->add_option("--truth", flags->truth, "truth model: analytic (prediction x seeded error), perfect (no error), table:FILE")
@@ -286,10 +286,10 @@ Command AddSimulateCommand(CLI::App& parent) {
                     "--config (its cluster file), --models, --runtime, --policy as it ran")
       ->excludes("--from");
   c.app->add_option("--token-file", flags->from.token_file, "with --from: bearer token file (as `hase serve --token-file`)");
-  c.app->add_option("--add-gpus", flags->from.add_gpus, "with --from: add GPUs, TYPE:COUNT[@NODE] (repeatable)");
-  c.app->add_option("--drain-node", flags->from.drain_nodes, "with --from: drain a node (repeatable)");
-  c.app->add_option("--drain-gpu", flags->from.drain_gpus, "with --from: drain a GPU, ID or NODE/INDEX (repeatable)");
-  c.app->add_option("--format", flags->from.format, "with --from: table or json")->capture_default_str();
+  c.app->add_option("--add-gpus", flags->from.add_gpus, "what-if (--from, --from-state): add GPUs, TYPE:COUNT[@NODE] (repeatable)");
+  c.app->add_option("--drain-node", flags->from.drain_nodes, "what-if: drain a node (repeatable)");
+  c.app->add_option("--drain-gpu", flags->from.drain_gpus, "what-if: drain a GPU, ID or NODE/INDEX (repeatable)");
+  c.app->add_option("--format", flags->from.format, "what-if: table or json")->capture_default_str();
   c.run = [flags] { return Run(*flags); };
   return c;
 }
