@@ -219,6 +219,44 @@ TEST(WhatIf, DrainingANodeMovesItsPlannedTasks) {
   EXPECT_TRUE(l.d->Gpus()[0].drained == false);
 }
 
+// `rr` binds to local queues: 1 and 3 and 5 go to a/0 (1 runs, 3 and 5 bound), 2 and 4 to b/0.
+// Draining a puts 3 and 5 back in the queue (as DrainNode does); they follow 2 and 4 on the T4:
+// 2 [0,35], 4 [35,70], then 3 [70,105] and 5 [105,140]: ETA T+140 (live: 5 ends on a/0 at T+30,
+// 4 on b/0 at T+70).
+TEST(WhatIf, DrainPutsBoundTasksBackInTheQueue) {
+  const std::string dir = hase::testing::FreshDir("wi-bound");
+  FakeClock clock;
+  const double T = clock.now;
+  DaemonOptions o = Opts(dir, clock);
+  o.policy = "rr";
+  auto made = Daemon::Create(TwoGpus(), Table(), o, nullptr);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  std::unique_ptr<Daemon> d = std::move(*made);
+  ASSERT_TRUE(d->Start().ok());
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(d->Submit(Resnet()).ok());
+  d->RunPassForTest();
+  ASSERT_EQ(d->Get(3)->state, TaskState::kBound);
+  ASSERT_EQ(d->Get(3)->gpu, 0);
+  ASSERT_EQ(d->Get(5)->gpu, 0);
+  WhatIf w;
+  w.drain_gpus = {"a/0"};
+  auto r = d->PlanWhatIf(w);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_NEAR(r->baseline->eta_s - T, 70.0, 1e-6);
+  EXPECT_EQ(r->requeued, (std::vector<int64_t>{3, 5}));
+  ASSERT_EQ(r->plan->tasks.size(), 2u);
+  EXPECT_EQ(r->plan->tasks[0].task_id, 3);
+  EXPECT_EQ(r->plan->tasks[0].gpu.node, "b");
+  EXPECT_NEAR(r->plan->tasks[0].start_s - T, 70.0, 1e-6);
+  EXPECT_EQ(r->plan->tasks[1].task_id, 5);
+  EXPECT_NEAR(r->plan->tasks[1].end_s - T, 140.0, 1e-6);
+  EXPECT_NEAR(r->plan->eta_s - T, 140.0, 1e-6);
+  EXPECT_EQ(r->plan->bound, 1);  // 4 stays bound on b/0
+  EXPECT_EQ(d->Get(3)->state, TaskState::kBound);  // live: unchanged
+  d.reset();
+  std::filesystem::remove_all(dir);
+}
+
 // Two more tasks (ids 6, 7): a/0 after 5 ends them at T+50 and T+60, before the T4 could (T+70).
 TEST(WhatIf, SubmittedTasksJoinThePlan) {
   Live l("wi-submit");
