@@ -294,6 +294,7 @@ int Run(const ServeFlags& f) {
   o.executor_node = f.executor_node;
   if (f.latency_table.empty()) o.default_runtime = FindRuntime(f.runtime)->name;
   o.logger = log;
+  o.catalog = std::make_shared<const GpuCatalog>(*catalog);  // what-if GPU types (POST /v1/whatif)
   auto daemon = service::Daemon::Create(*std::move(cluster), oracle, o, scraper.get(), std::move(backend));
   if (!daemon.ok()) return Fail(daemon.status());
   if (Status st = (*daemon)->Start(); !st.ok()) return Fail(st);

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "cli/command.h"
+#include "cli/simulate_from.h"
 #include "hase/hw/gpu_catalog.h"
 #include "hase/sched/cluster_file.h"
 #include "hase/sched/registry.h"
@@ -47,6 +48,7 @@ struct SimulateFlags {
   bool plan = false;
   int plan_rows = 0;
   bool progress = false;
+  SimulateFromFlags from;  // --from URL: a what-if against a running daemon (simulate_from.h)
 };
 
 Result<std::vector<std::string>> ParsePolicies(const std::string& spec) {
@@ -104,6 +106,45 @@ Status CheckModelsExist(const std::vector<sched::Task>& tasks, const sim::Predic
 }
 
 int Run(const SimulateFlags& f) {
+  if (!f.from.url.empty()) {
+    // The daemon's cluster, policy and oracle answer: flags that choose another are refused.
+    if (!f.cluster.empty()) {
+      return Fail(Status::InvalidArgument("cannot be combined with --from", "--cluster",
+                                          "the daemon's own cluster is used; add or drain GPUs with --add-gpus, --drain-node"));
+    }
+    if (f.policy != "all") {
+      return Fail(Status::InvalidArgument("cannot be combined with --from", "--policy",
+                                          "the daemon's own policy plans (hase serve --policy)"));
+    }
+    SimulateFromFlags from = f.from;
+    from.workload = f.workload;
+    return RunSimulateFrom(from);
+  }
+  if (!f.from.state_dir.empty()) {
+    SimulateFromFlags from = f.from;
+    from.workload = f.workload;
+    from.cluster = f.cluster;
+    from.catalog = f.catalog;
+    from.models = f.models;
+    from.runtime = f.runtime;
+    from.precision = f.precision;
+    if (f.policy != "all") {
+      if (f.policy.find(',') != std::string::npos) {
+        return Fail(Status::InvalidArgument("--from-state plans with one policy, not '" + f.policy + "'", "--policy",
+                                            "give the daemon's (hase serve --policy; default hase)"));
+      }
+      from.policy = f.policy;
+    }
+    return RunSimulateFromState(from);
+  }
+  if (f.from.format != "table" || !f.from.token_file.empty()) {
+    return Fail(Status::InvalidArgument("--format and --token-file need --from URL or --from-state DIR",
+                                        "hase simulate", "without them, --out DIR writes report.json"));
+  }
+  if (!f.from.add_gpus.empty() || !f.from.drain_nodes.empty() || !f.from.drain_gpus.empty()) {
+    return Fail(Status::InvalidArgument("--add-gpus, --drain-node and --drain-gpu need --from URL or --from-state DIR",
+                                        "hase simulate", "pass --from http://HOST:PORT of a running hase serve"));
+  }
   auto catalog = GpuCatalog::Load(f.catalog);
   if (!catalog.ok()) return Fail(catalog.status());
   auto cluster = f.cluster.empty()
@@ -212,8 +253,8 @@ Command AddSimulateCommand(CLI::App& parent) {
       "simulate",
       "Simulate scheduling policies on a GPU cluster and task queue (embedded default: 24 GPUs "
       "of 4 types, 200 tasks)");
-  c.app->add_option("--cluster", flags->cluster, "cluster YAML (default: embedded, see examples/cluster.yaml)");
-  c.app->add_option("--workload", flags->workload, "workload YAML or CSV (default: embedded, see examples/workload.yaml)");
+  c.app->add_option("--cluster,--config", flags->cluster, "cluster YAML (default: embedded, see examples/cluster.yaml)");
+  c.app->add_option("--workload", flags->workload, "workload YAML or CSV (default: embedded, see examples/workload.yaml); what-if: tasks submitted in it");
   c.app->add_option("--policy", flags->policy, "all, or a comma-separated list of rr, random, least-loaded, fastest-gpu, gavel-like, eft, eft-share, min-min, max-min, hase")
       ->capture_default_str();
   c.app->add_option("--truth", flags->truth, "truth model: analytic (prediction x seeded error), perfect (no error), table:FILE")
@@ -236,6 +277,18 @@ Command AddSimulateCommand(CLI::App& parent) {
   c.app->add_option("--plan-rows", flags->plan_rows, "with --plan: print only the first N tasks by start (0 = all)")->capture_default_str();
   c.app->add_flag("--no-gantt", flags->no_gantt, "do not write Gantt SVGs");
   c.app->add_flag("--progress", flags->progress, "progress bar on stderr (automatic from 5000 tasks)");
+  c.app->add_option("--from", flags->from.url,
+                    "what-if against a running `hase serve` (http://HOST:PORT): plan its live queue and GPUs with "
+                    "--add-gpus/--drain-node/--drain-gpu/--workload applied (nothing changes there)");
+  c.app->add_option("--from-state", flags->from.state_dir,
+                    "what-if offline from a stopped `hase serve`'s --state DIR (its hase.db, only read), with "
+                    "--config (its cluster file), --models, --runtime, --policy as it ran")
+      ->excludes("--from");
+  c.app->add_option("--token-file", flags->from.token_file, "with --from: bearer token file (as `hase serve --token-file`)");
+  c.app->add_option("--add-gpus", flags->from.add_gpus, "what-if (--from, --from-state): add GPUs, TYPE:COUNT[@NODE] (repeatable)");
+  c.app->add_option("--drain-node", flags->from.drain_nodes, "what-if: drain a node (repeatable)");
+  c.app->add_option("--drain-gpu", flags->from.drain_gpus, "what-if: drain a GPU, ID or NODE/INDEX (repeatable)");
+  c.app->add_option("--format", flags->from.format, "what-if: table or json")->capture_default_str();
   c.run = [flags] { return Run(*flags); };
   return c;
 }

@@ -17,6 +17,7 @@
 #include "hase/service/live_plan.h"
 #include "hase/service/request_json.h"
 #include "hase/service/task_json.h"
+#include "hase/service/whatif.h"
 
 namespace hase::service {
 namespace {
@@ -301,6 +302,19 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions option
                                              "the daemon plans after its first pass; retry in a second"), 503);
     }
     SendJson(res, 200, QueuePlanJson(*plan, plan->planned_at_s));
+  });
+  // What-if (whatif.h): the plan with GPUs added, drained or tasks submitted, on a copy of the
+  // live state; nothing changes. It costs the daemon two plans' CPU, so with --token-file it
+  // takes the token that changes need (kMutate), also on loopback.
+  post("/v1/whatif", kMutate, [this](const httplib::Request& req, httplib::Response& res) {
+    Result<json> body = ParseRequestJson(req.body.empty() ? std::string_view("{}") : std::string_view(req.body),
+                                         "what-if body");
+    if (!body.ok()) return SendError(res, body.status());
+    Result<WhatIf> w = WhatIfFromJson(*body);
+    if (!w.ok()) return SendError(res, w.status());
+    Result<WhatIfResult> r = daemon_.PlanWhatIf(*w);
+    if (!r.ok()) return SendError(res, r.status());
+    SendJson(res, 200, WhatIfJson(*r));
   });
     get("/v1/gpus", kRead, [this](const httplib::Request&, httplib::Response& res) {
     json gpus = json::array();

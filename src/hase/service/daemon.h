@@ -102,10 +102,14 @@
 #include "hase/service/mig_telemetry.h"
 #include "hase/service/task_record.h"
 #include "hase/service/task_store.h"
+#include "hase/service/whatif.h"
 #include "hase/telemetry/load_source.h"
 
 namespace spdlog {
 class logger;
+}
+namespace hase {
+class GpuCatalog;
 }
 
 namespace hase::service {
@@ -139,6 +143,9 @@ struct DaemonOptions {
   // failures, live memory and load) keeps the last plan until it is this old, s (running tasks
   // that keep to their predictions keep it true; overruns show at the latest then).
   double plan_refresh_s = 10;
+  // The GPU catalog a what-if (PlanWhatIf, POST /v1/whatif) takes GPU types from that the cluster
+  // does not have; null = only the cluster's own types (`hase serve` passes its --catalog).
+  std::shared_ptr<const GpuCatalog> catalog;
   // Tests pass a fake clock; default telemetry::WallClockSeconds.
   std::function<double()> now_s;
   // Structured decision log (info: one line per placement; debug: per wait/reject). Null: none.
@@ -281,6 +288,15 @@ class Daemon {
   // null before the first plan or with DaemonOptions::plan_budget_ms = 0. Shared and
   // immutable: safe to keep.
   std::shared_ptr<const LiveQueuePlan> Plan() const;
+
+  // What-if (whatif.h, daemon_whatif.cc): the plan of the whole queue with `w` applied to a
+  // copy of the live state, made by the daemon's policy and oracle as Plan() is, and the same
+  // snapshot's plan without it. Nothing is journalled; nothing live changes. Errors:
+  // NotFound (a node or GPU to drain that the cluster lacks; a GPU type neither the cluster
+  // nor the catalog knows: the hint lists the cluster's), InvalidArgument (a submitted task
+  // whose model no GPU type can predict, as Submit; a node to add to that is a MIG node),
+  // Unsupported (gpus != 1), and the policy's errors.
+  Result<WhatIfResult> PlanWhatIf(const WhatIf& w) const;
 
   std::vector<GpuView> Gpus() const;
   std::string MetricsText() const;
