@@ -8,17 +8,17 @@
 #include <thread>
 
 #include <fmt/format.h>
-#include <httplib.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
+#include "cli/plan_table.h"
+#include "cli/rest_client.h"
 #include "hase/base/iso_time.h"
 #include "hase/base/seconds_text.h"
 #include "hase/sched/task.h"
 #include "hase/sched/workload_file.h"
 #include "hase/hw/gpu_catalog.h"
 #include "hase/sched/cluster_file.h"
-#include "hase/service/api_auth.h"
 #include "hase/service/api_server.h"
 #include "hase/service/daemon.h"
 #include "hase/predict/runtime_profile.h"
@@ -47,17 +47,7 @@ json TaskBody(const sched::Task& t) {
 // POST /v1/whatif. Errors: IO (unreachable, 5xx), InvalidArgument (401, 400), NotFound (404:
 // an unknown node, GPU or type; or a daemon without /v1/whatif), Parse (not JSON).
 Result<json> PostWhatIf(const SimulateFromFlags& f, const json& body) {
-  httplib::Client client(f.url);
-  if (!client.is_valid()) {
-    return Status::InvalidArgument("'" + f.url + "' is not a URL", "--from", "write it as http://HOST:PORT");
-  }
-  client.set_connection_timeout(5);
-  client.set_read_timeout(120);
-  if (!f.token_file.empty()) {
-    Result<std::vector<std::string>> tokens = service::LoadTokenFile(f.token_file);
-    if (!tokens.ok()) return tokens.status().WithContext("--token-file");
-    client.set_bearer_token_auth(tokens->front());
-  }
+  HASE_ASSIGN_OR_RETURN(std::unique_ptr<RestClient> client, RestClient::Open(f.url, f.token_file, "--from", 120));
   const std::string text = body.dump();
   if (text.size() > service::kMaxBodyBytes) {
     return Status::InvalidArgument(
@@ -65,45 +55,7 @@ Result<json> PostWhatIf(const SimulateFromFlags& f, const json& body) {
                     text.size() / 1048576.0, body["submit"].size(), service::kMaxBodyBytes >> 20),
         "--workload", "submit fewer tasks (about 9 000 fit), or use --from-state DIR offline");
   }
-  httplib::Result res = client.Post("/v1/whatif", text, "application/json");
-  if (!res) {
-    return Status::IO(fmt::format("cannot reach hase at {}: {}", f.url, httplib::to_string(res.error())), "--from",
-                      "start `hase serve`, or pass --from http://HOST:PORT of a running one");
-  }
-  json answer = json::parse(res->body, nullptr, /*allow_exceptions=*/false);
-  if (res->status / 100 != 2) {
-    std::string msg = fmt::format("POST /v1/whatif answered HTTP {}", res->status);
-    std::string where = f.url, hint;
-    if (answer.is_object() && answer.contains("error") && answer["error"].is_object()) {
-      const json& e = answer["error"];
-      msg += ": " + e.value("message", std::string());
-      if (!e.value("where", std::string()).empty()) where = e.value("where", std::string());
-      hint = e.value("hint", std::string());
-    }
-    if (res->status == 401) {
-      return Status::InvalidArgument(msg, "--token-file", "pass --token-file with a token of the server's --token-file");
-    }
-    if (res->status == 404) {
-      return Status::NotFound(msg, where, hint.empty() ? "is this a hase serve with POST /v1/whatif?" : hint);
-    }
-    if (res->status == 400) return Status::InvalidArgument(msg, where, hint);
-    return Status::IO(msg, where, hint);
-  }
-  if (answer.is_discarded() || !answer.is_object()) {
-    return Status::Parse("POST /v1/whatif: the answer is not a JSON object", f.url);
-  }
-  return answer;
-}
-
-double Num(const json& j, const char* key) {
-  return j.is_object() && j.contains(key) && j[key].is_number() ? j[key].get<double>() : NAN;
-}
-
-std::string GpuText(const json& g) {
-  if (!g.is_object()) return "-";
-  std::string s = fmt::format("{}/{}", g.value("node", std::string("?")), g.value("index", -1));
-  if (g.contains("type")) s += " " + g["type"].get<std::string>();
-  return s;
+  return client->Post("/v1/whatif", text, "is this a hase serve with POST /v1/whatif?");
 }
 
 // The answer as `hase queue` prints the live plan, with a what-if header.
@@ -113,12 +65,12 @@ std::string Table(const json& q) {
   std::vector<std::string> changes;
   if (!w["added_gpus"].empty()) {
     std::string s;
-    for (const json& g : w["added_gpus"]) s += (s.empty() ? "" : ", ") + GpuText(g);
+    for (const json& g : w["added_gpus"]) s += (s.empty() ? "" : ", ") + PlanGpuText(g);
     changes.push_back(fmt::format("added {} GPU(s): {}", w["added_gpus"].size(), s));
   }
   if (!w["drained_gpus"].empty()) {
     std::string s;
-    for (const json& g : w["drained_gpus"]) s += (s.empty() ? "" : ", ") + GpuText(g);
+    for (const json& g : w["drained_gpus"]) s += (s.empty() ? "" : ", ") + PlanGpuText(g);
     changes.push_back(fmt::format("drained {} GPU(s): {}", w["drained_gpus"].size(), s));
   }
   if (!w["requeued"].empty()) changes.push_back(fmt::format("{} bound task(s) back in the queue", w["requeued"].size()));
@@ -129,8 +81,8 @@ std::string Table(const json& q) {
   std::string all;
   for (const std::string& c : changes) all += (all.empty() ? "" : "; ") + c;
   out += "what-if: " + (all.empty() ? std::string("no change") : all) + "\n";
-  const double eta = Num(q, "eta_s"), base = Num(w, "baseline_eta_s"), change = Num(w, "eta_change_s");
-  const double at = Num(q, "planned_at_s");
+  const double eta = JsonNumber(q, "eta_s"), base = JsonNumber(w, "baseline_eta_s"), change = JsonNumber(w, "eta_change_s");
+  const double at = JsonNumber(q, "planned_at_s");
   out += fmt::format("queue ETA: {} (in {}); without the change {} (in {}): {}\n", IsoUtc(eta),
                      SecondsText(eta - at), IsoUtc(base), SecondsText(base - at),
                      std::isfinite(change) ? fmt::format("{:+.1f} s", change) : std::string("n/a"));
@@ -138,30 +90,13 @@ std::string Table(const json& q) {
                      q.value("running", 0), q.value("bound", 0), IsoUtc(at), q["plan"].value("policy", std::string("?")),
                      q["plan"].value("complete", true) ? "" : " (partly extrapolated: plan budget reached)");
   if (const int n = q.value("unplanned", 0); n > 0) out += fmt::format("{} queued task(s) have no start: see REASON\n", n);
-  const json& cp = q["critical_path"];
-  if (!cp["tasks"].empty()) {
-    std::string chain;
-    for (const json& s : cp["tasks"]) chain += (chain.empty() ? "" : " -> ") + std::to_string(s["task"].get<int64_t>());
-    out += fmt::format("critical path: GPU {}: tasks {} (ends {})\n", GpuText(cp["gpu"]), chain, IsoUtc(eta));
-  }
-  out += fmt::format("{:>6}  {:<18} {:<8} {:<24} {:<24} {:<24} {}\n", "ID", "MODEL", "STATE", "GPU", "START", "END",
-                     "REASON");
-  auto row = [&](int64_t id, const std::string& model, const std::string& state, const std::string& gpu, double start,
-                 double end, const std::string& reason) {
-    out += fmt::format("{:>6}  {:<18} {:<8} {:<24} {:<24} {:<24} {}\n", id, model.substr(0, 18), state, gpu,
-                       IsoUtc(start), IsoUtc(end), reason);
-  };
+  out += CriticalPathLine(q);
+  std::vector<PlacedRow> placed;
   for (const json& p : q["placed"]) {
-    row(p["id"].get<int64_t>(), p.value("model", std::string()), p.value("state", std::string()), GpuText(p["gpu"]), Num(p, "start_s"),
-        Num(p, "end_s"), "");
+    placed.push_back({p["id"].get<int64_t>(), p.value("model", std::string()), p.value("state", std::string()), p["gpu"],
+                      JsonNumber(p, "start_s"), JsonNumber(p, "end_s")});
   }
-  for (const json& t : q["tasks"]) {
-    const json& pr = t["predicted"];
-    const std::string state = t.value("whatif", false) ? "what-if" : "queued";
-    row(t["id"].get<int64_t>(), t.value("model", std::string()), state, GpuText(pr["gpu"]),
-        pr["start_s"].is_number() ? pr["start_s"].get<double>() : INFINITY,
-        pr["end_s"].is_number() ? pr["end_s"].get<double>() : INFINITY, t["why"].value("text", std::string()));
-  }
+  out += PlanRowsText(placed, q);
   return out;
 }
 

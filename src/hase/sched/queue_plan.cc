@@ -11,6 +11,7 @@
 
 #include "hase/sched/basic_plugins.h"
 #include "hase/sched/timeline.h"
+#include "hase/sched/wait_memo.h"
 
 namespace hase::sched {
 namespace {
@@ -23,7 +24,9 @@ class Planner {
  public:
   Planner(const ClusterState& live, Policy& policy, const std::vector<Task>& queue, const QueuePlanOptions& options)
       : state_(live), policy_(policy), queue_(queue), options_(options), model_(policy.oracle().contention()),
-        version_(live.gpus.size(), 0), gpu_changed_(live.gpus.size(), 0), seen_stamp_(live.gpus.size(), 0) {}
+        version_(live.gpus.size(), 0) {
+    memo_.Reset(live.gpus.size());
+  }
 
   Result<QueuePlan> Go();
 
@@ -60,21 +63,11 @@ class Planner {
   std::unordered_map<int, size_t> index_;    // queued task id → index in queue_
   std::list<size_t> waiting_;                // queue_ indices not bound yet, in order
   std::vector<CycleState> cycles_;           // per queued task (PreFilter once)
-  // Incremental passes (Policy::Options::incremental_passes), as the simulator keeps them: a
-  // waiting task's last kWait is reused while the GPU it waits for is unchanged and the policy
-  // says it still stands given the GPUs that changed (Policy::StillStands).
+  // Incremental passes by the simulator's rule (wait_memo.h).
   void MarkChanged(int gpu);
   std::optional<Decision> Kept(size_t k, CycleState& cycle);
   void Remember(size_t k, const Result<Decision>& d, bool reused);
-  struct Memo {
-    Decision decision;
-    uint64_t seq = 0;
-  };
-  std::unordered_map<size_t, Memo> memo_;
-  uint64_t change_seq_ = 0, log_base_ = 0, stamp_ = 0;
-  std::vector<int> change_log_;
-  std::vector<uint64_t> gpu_changed_, seen_stamp_;
-  std::vector<int> changed_;
+  WaitMemo memo_{policy_};
   QueuePlan plan_;
   std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
 };
@@ -104,65 +97,14 @@ void Planner::Rerate(int g, double t) {
   policy_.OnGpuChanged(state_, g);
 }
 
-void Planner::MarkChanged(int gpu) {
-  if (!policy_.options().incremental_passes) return;
-  if (change_log_.size() >= (1u << 20)) {
-    log_base_ += change_log_.size();
-    change_log_.clear();
-  }
-  change_log_.push_back(gpu);
-  gpu_changed_[gpu] = ++change_seq_;
-}
+void Planner::MarkChanged(int gpu) { memo_.MarkChanged(gpu); }
 
 std::optional<Decision> Planner::Kept(size_t k, CycleState& cycle) {
-  if (!policy_.options().incremental_passes) return std::nullopt;
-  auto m = memo_.find(k);
-  if (m == memo_.end()) return std::nullopt;
-  const Decision& d = m->second.decision;
-  const uint64_t seq = m->second.seq;
-  constexpr uint64_t kMaxChanges = 1024;  // the simulator's bounds (simulator.cc, Kept)
-  constexpr size_t kMaxChangedGpus = 48;
-  if (d.reserve || seq < log_base_ || change_seq_ - seq > kMaxChanges) return std::nullopt;
-  if (d.start_ms <= state_.now_ms + 1e-6) return std::nullopt;
-  if ((d.gpu >= 0 && gpu_changed_[d.gpu] > seq) || (d.claim_gpu >= 0 && gpu_changed_[d.claim_gpu] > seq)) {
-    return std::nullopt;
-  }
-  changed_.clear();
-  ++stamp_;
-  for (uint64_t i = seq - log_base_; i < change_log_.size(); ++i) {
-    const int g = change_log_[i];
-    if (seen_stamp_[g] != stamp_) {
-      seen_stamp_[g] = stamp_;
-      changed_.push_back(g);
-      if (changed_.size() > kMaxChangedGpus) return std::nullopt;
-    }
-  }
-  if (!policy_.StillStands(queue_[k], state_, cycle, d, changed_)) return std::nullopt;
-  return d;
+  return memo_.Kept(static_cast<int64_t>(k), queue_[k], state_, cycle);
 }
 
 void Planner::Remember(size_t k, const Result<Decision>& d, bool reused) {
-  if (!policy_.options().incremental_passes) return;
-  auto m = memo_.find(k);
-  const bool waits = d.ok() && d->kind == Decision::Kind::kWait;
-  if (!reused && waits) {
-    const bool same = m != memo_.end() && m->second.decision.gpu == d->gpu &&
-                      m->second.decision.claim_gpu == d->claim_gpu &&
-                      std::abs(m->second.decision.claim_not_before_ms - d->claim_not_before_ms) <=
-                          1e-6 * std::max(1.0, std::abs(d->claim_not_before_ms)) &&
-                      !d->reserve;
-    if (!same) {
-      if (m != memo_.end() && m->second.decision.claim_gpu >= 0) MarkChanged(m->second.decision.claim_gpu);
-      if (d->claim_gpu >= 0) MarkChanged(d->claim_gpu);
-      if (d->reserve && d->gpu >= 0) MarkChanged(d->gpu);
-    }
-  }
-  if (waits) {
-    memo_[k] = {*d, change_seq_};
-  } else if (m != memo_.end()) {
-    if (m->second.decision.claim_gpu >= 0) MarkChanged(m->second.decision.claim_gpu);
-    memo_.erase(m);
-  }
+  memo_.Remember(static_cast<int64_t>(k), d, reused);
 }
 
 void Planner::Advance(int g, double t) {
@@ -391,7 +333,7 @@ Result<QueuePlan> Planner::Go() {
       if (waiting_.empty()) break;
       // Nothing left running: one more chance, every task deciding afresh (as the simulator
       // gives); what still cannot start is stuck (memory held outside hase, failed GPUs).
-      memo_.clear();
+      memo_.Clear();
       HASE_RETURN_IF_ERROR(Pass(state_.now_ms, /*first=*/false));
       if (ends_.empty()) break;
       continue;

@@ -428,7 +428,15 @@ class Daemon {
   // daemon_plan.cc: hands a copy of the state to planner_ (planned on its thread) when the
   // state changed since the last plan or it is plan_refresh_s old. `wait`: until it is planned
   // (RunPassForTest), with `lock` (on mu_) released meanwhile.
+  // daemon_reconcile.cc: fail / drain `gpus` under one hold of mu_ (MarkGpuFailed,
+  // MarkNodeFailed, DrainGpu, DrainNode). Returns the number of tasks re-queued.
+  Result<int> FailGpus(const std::vector<int>& gpus, const std::string& reason);
+  Result<int> DrainGpus(const std::vector<int>& gpus, const std::string& reason, bool requeue);
+  std::vector<int> NodeGpus(const std::string& node) const;  // cluster GPU ids of `node`
   void PlanLocked(std::unique_lock<std::mutex>& lock, bool wait = false);
+  // What the live plan (and a what-if) plans: a copy of the state and queue, and the facts
+  // BuildLivePlan reads. Requires mu_.
+  LivePlanInput PlanInputLocked() const;
   // The reason of a task that fits some GPU's catalog memory but no GPU's live free memory:
   // the GPU with the most free memory, its figures and the need. Requires mu_.
   std::string MemoryWaitReasonLocked(const sched::Task& t, const sched::CycleState& cycle) const;

@@ -50,6 +50,17 @@ void Daemon::PlanLocked(std::unique_lock<std::mutex>& lock, bool wait) {
   }
   plan_signature_ = sig.h;
   plan_made_s_ = now;
+  LivePlanInput in = PlanInputLocked();
+  std::shared_ptr<spdlog::logger> log = options_.logger;
+  planner_.Request(std::move(in), [log](const Status& s) { log->warn("plan failed: {}", s.ToString()); });
+  if (wait) {
+    lock.unlock();
+    planner_.WaitIdle();
+    lock.lock();
+  }
+}
+
+LivePlanInput Daemon::PlanInputLocked() const {
   LivePlanInput in;
   in.state = std::make_unique<sched::ClusterState>(state_);
   in.queue.reserve(queue_.size());
@@ -64,14 +75,8 @@ void Daemon::PlanLocked(std::unique_lock<std::mutex>& lock, bool wait) {
   in.epoch_s = epoch_s_;
   in.policy = options_.policy;
   in.oracle = oracle_;
-  in.options.budget_ms = options_.plan_budget_ms;
-  std::shared_ptr<spdlog::logger> log = options_.logger;
-  planner_.Request(std::move(in), [log](const Status& s) { log->warn("plan failed: {}", s.ToString()); });
-  if (wait) {
-    lock.unlock();
-    planner_.WaitIdle();
-    lock.lock();
-  }
+  in.options.budget_ms = options_.plan_budget_ms > 0 ? options_.plan_budget_ms : sched::QueuePlanOptions{}.budget_ms;
+  return in;
 }
 
 std::shared_ptr<const LiveQueuePlan> Daemon::Plan() const { return planner_.Latest(); }

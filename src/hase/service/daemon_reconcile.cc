@@ -181,32 +181,42 @@ void Daemon::RequeueTaskLocked(TaskRecord& r, const std::string& reason) {
 }
 
 Result<int> Daemon::MarkGpuFailed(int gpu, const std::string& reason) {
-  std::lock_guard<std::mutex> lock(mu_);
   if (gpu < 0 || gpu >= static_cast<int>(cluster_.gpus.size())) return Status::NotFound("no GPU " + std::to_string(gpu));
-  HASE_RETURN_IF_ERROR(FlushUnsyncedLocked());
-  std::vector<int64_t> changed;
-  const std::string why = "GPU " + cluster_.GpuLabel(gpu) + " failed" + (reason.empty() ? "" : ": " + reason);
-  int n = RequeueGpuLocked(gpu, why, Now(), changed);
-  HoldGpuLocked(gpu);
-  drained_.erase(gpu);
-  failed_why_[gpu] = reason;
-  HASE_RETURN_IF_ERROR(PersistLocked(changed));
-  dirty_ = true;
-  cv_.notify_all();
-  return n;
+  return FailGpus({gpu}, reason);
 }
 
 Result<int> Daemon::MarkNodeFailed(const std::string& node, const std::string& reason) {
+  std::vector<int> gpus = NodeGpus(node);
+  if (gpus.empty()) return Status::NotFound("no node '" + node + "' in the cluster");
+  return FailGpus(gpus, "node " + node + " failed" + (reason.empty() ? "" : ": " + reason));
+}
+
+std::vector<int> Daemon::NodeGpus(const std::string& node) const {
   std::vector<int> gpus;
   for (const sched::Gpu& g : cluster_.gpus) {
     if (g.node == node) gpus.push_back(g.id);
   }
-  if (gpus.empty()) return Status::NotFound("no node '" + node + "' in the cluster");
+  return gpus;
+}
+
+Result<int> Daemon::FailGpus(const std::vector<int>& gpus, const std::string& reason) {
+  // One hold of the lock for all of them: a pass between two GPUs of a node would place the
+  // first one's tasks on the second, which then re-queues them again.
+  std::lock_guard<std::mutex> lock(mu_);
+  HASE_RETURN_IF_ERROR(FlushUnsyncedLocked());
+  std::vector<int64_t> changed;
+  const double now = Now();
   int n = 0;
-  for (int g : gpus) {
-    HASE_ASSIGN_OR_RETURN(int k, MarkGpuFailed(g, "node " + node + " failed" + (reason.empty() ? "" : ": " + reason)));
-    n += k;
+  for (int gpu : gpus) {
+    const std::string why = "GPU " + cluster_.GpuLabel(gpu) + " failed" + (reason.empty() ? "" : ": " + reason);
+    n += RequeueGpuLocked(gpu, why, now, changed);
+    HoldGpuLocked(gpu);
+    drained_.erase(gpu);
+    failed_why_[gpu] = reason;
   }
+  HASE_RETURN_IF_ERROR(PersistLocked(changed));
+  dirty_ = true;
+  cv_.notify_all();
   return n;
 }
 
@@ -259,32 +269,34 @@ int Daemon::DrainGpuLocked(int gpu, const std::string& reason, bool requeue, dou
 }
 
 Result<int> Daemon::DrainGpu(int gpu, const std::string& reason, bool requeue) {
-  std::lock_guard<std::mutex> lock(mu_);
   if (gpu < 0 || gpu >= static_cast<int>(cluster_.gpus.size())) return Status::NotFound("no GPU " + std::to_string(gpu));
+  return DrainGpus({gpu}, reason, requeue);
+}
+
+Result<int> Daemon::DrainNode(const std::string& node, const std::string& reason, bool requeue) {
+  std::vector<int> gpus = NodeGpus(node);
+  if (gpus.empty()) return Status::NotFound("no node '" + node + "' in the cluster");
+  return DrainGpus(gpus, "node " + node + " drained" + (reason.empty() ? "" : ": " + reason), requeue);
+}
+
+Result<int> Daemon::DrainGpus(const std::vector<int>& gpus, const std::string& reason, bool requeue) {
+  // One hold of the lock for all of them (as FailGpus): what leaves one GPU of a drained node
+  // is never placed on another of its GPUs in between.
+  std::lock_guard<std::mutex> lock(mu_);
   HASE_RETURN_IF_ERROR(FlushUnsyncedLocked());
   std::vector<int64_t> changed;
-  const int n = DrainGpuLocked(gpu, reason, requeue, Now(), changed);
-  options_.logger->info("drain gpu={} node={} index={} requeue={} requeued={} reason=\"{}\"", gpu,
-                        cluster_.gpus[gpu].node, cluster_.gpus[gpu].index, requeue, n, reason);
+  const double now = Now();
+  int n = 0;
+  for (int gpu : gpus) {
+    const int k = DrainGpuLocked(gpu, reason, requeue, now, changed);
+    options_.logger->info("drain gpu={} node={} index={} requeue={} requeued={} reason=\"{}\"", gpu,
+                          cluster_.gpus[gpu].node, cluster_.gpus[gpu].index, requeue, k, reason);
+    n += k;
+  }
   HASE_RETURN_IF_ERROR(PersistLocked(changed));
   LaunchLocked(changed);
   dirty_ = true;
   cv_.notify_all();
-  return n;
-}
-
-Result<int> Daemon::DrainNode(const std::string& node, const std::string& reason, bool requeue) {
-  std::vector<int> gpus;
-  for (const sched::Gpu& g : cluster_.gpus) {
-    if (g.node == node) gpus.push_back(g.id);
-  }
-  if (gpus.empty()) return Status::NotFound("no node '" + node + "' in the cluster");
-  int n = 0;
-  for (int g : gpus) {
-    HASE_ASSIGN_OR_RETURN(int k, DrainGpu(g, "node " + node + " drained" + (reason.empty() ? "" : ": " + reason),
-                                          requeue));
-    n += k;
-  }
   return n;
 }
 

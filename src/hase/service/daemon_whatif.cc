@@ -133,29 +133,12 @@ Result<WhatIfResult> Daemon::PlanWhatIf(const WhatIf& w) const {
   LivePlanInput base, in;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto fill = [&](LivePlanInput& x) {
-      for (const sched::GpuState& g : state_.gpus) {
-        for (const sched::RunningTask& rt : g.running) x.placed_state[rt.task_id] = "running";
-        for (const sched::QueuedTask& q : g.queued) x.placed_state[q.task_id] = "bound";
-      }
-      for (const LiveGpu& l : live_) x.foreign_mib.push_back(l.foreign_mib);
-      for (const auto& [g, mem] : failed_gpus_) x.failed_gpus.insert(g);
-      for (const sched::Gpu& g : cluster_.gpus) x.catalog_mib.push_back(g.memory_mib);
-      x.epoch_s = epoch_s_;
-      x.policy = options_.policy;
-      x.oracle = oracle_;
-      x.options.budget_ms = options_.plan_budget_ms > 0 ? options_.plan_budget_ms : sched::QueuePlanOptions{}.budget_ms;
-    };
-    fill(base);
+    base = PlanInputLocked();
     for (const auto& [id, st] : base.placed_state) out.placed_models[id] = tasks_.at(id).spec.model;
-    base.state = std::make_unique<sched::ClusterState>(state_);
-    for (const QueueKey& k : queue_) base.queue.push_back(tasks_.at(std::get<3>(k)).ToSchedTask());
-
-    fill(in);
+    in = PlanInputLocked();
+    in.queue.clear();  // remade below from the changed queue
     const bool grown = cluster->gpus.size() > cluster_.gpus.size();
-    if (!grown) {
-      in.state = std::make_unique<sched::ClusterState>(state_);
-    } else {
+    if (grown) {
       in.state = std::make_unique<sched::ClusterState>(*cluster);
       sched::ClusterState& s = *in.state;
       s.now_ms = state_.now_ms;

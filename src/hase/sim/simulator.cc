@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "hase/base/check.h"
+#include "hase/sched/wait_memo.h"
 
 namespace hase::sim {
 namespace {
@@ -114,18 +115,7 @@ class Sim {
   uint64_t seq_ = 0;
   std::vector<double> key_;  // Policy::QueueKey per task
   std::unordered_map<int, CycleState> cycles_;  // per waiting task (Pass)
-  struct Memo {
-    Decision decision;
-    uint64_t seq = 0;  // change_seq_ when it was made
-  };
-  std::unordered_map<int, Memo> memo_;          // per waiting task: its last kWait
-  uint64_t change_seq_ = 0;                     // changes logged so far
-  uint64_t log_base_ = 0;                       // change_log_[i] is change number base + i + 1
-  std::vector<int> change_log_;                 // GPU of each change
-  std::vector<uint64_t> gpu_changed_;           // per GPU: number of its last change
-  std::vector<uint64_t> seen_stamp_;            // Kept(): dedup of changed GPUs
-  uint64_t stamp_ = 0;
-  std::vector<int> changed_;                    // Kept(): scratch
+  sched::WaitMemo memo_{policy_};                // incremental passes (wait_memo.h)
   std::set<int, QueueOrder> queue_{QueueOrder{&tasks_, &key_}};
   SimResult result_;
   size_t finished_ = 0;
@@ -300,70 +290,13 @@ void Sim::RecordPlan(int task, const Decision& d) {
   o.runner_up_inflicted_ms = d.runner_up_inflicted_ms;
 }
 
-void Sim::MarkChanged(int gpu) {
-  if (!policy_.options().incremental_passes) return;
-  if (change_log_.size() >= (1u << 20)) {  // forget old changes: older memos decide again
-    log_base_ += change_log_.size();
-    change_log_.clear();
-  }
-  change_log_.push_back(gpu);
-  gpu_changed_[gpu] = ++change_seq_;
-}
+void Sim::MarkChanged(int gpu) { memo_.MarkChanged(gpu); }
 
 std::optional<Decision> Sim::Kept(int task, CycleState& cycle) {
-  if (!policy_.options().incremental_passes) return std::nullopt;
-  auto m = memo_.find(task);
-  if (m == memo_.end()) return std::nullopt;
-  const Decision& d = m->second.decision;
-  const uint64_t seq = m->second.seq;
-  constexpr uint64_t kMaxChanges = 1024;  // logged changes to look through, at most
-  constexpr size_t kMaxChangedGpus = 48;   // more: deciding again is as cheap
-  if (d.reserve || seq < log_base_ || change_seq_ - seq > kMaxChanges) return std::nullopt;
-  if (d.start_ms <= state_.now_ms + 1e-6) return std::nullopt;  // its wait is due: decide
-  if ((d.gpu >= 0 && gpu_changed_[d.gpu] > seq) ||
-      (d.claim_gpu >= 0 && gpu_changed_[d.claim_gpu] > seq)) {
-    return std::nullopt;
-  }
-  changed_.clear();
-  ++stamp_;
-  for (uint64_t i = seq - log_base_; i < change_log_.size(); ++i) {
-    const int g = change_log_[i];
-    if (seen_stamp_[g] != stamp_) {
-      seen_stamp_[g] = stamp_;
-      changed_.push_back(g);
-      if (changed_.size() > kMaxChangedGpus) return std::nullopt;
-    }
-  }
-  if (!policy_.StillStands(tasks_[task], state_, cycle, d, changed_)) return std::nullopt;
-  return d;
+  return memo_.Kept(task, tasks_[task], state_, cycle);
 }
 
-void Sim::Remember(int task, const Result<Decision>& d, bool reused) {
-  if (!policy_.options().incremental_passes) return;
-  auto m = memo_.find(task);
-  const bool waits = d.ok() && d->kind == Decision::Kind::kWait;
-  if (!reused && waits) {
-    // A new or different plan changes what later tasks see on its GPUs.
-    const bool same = m != memo_.end() && m->second.decision.gpu == d->gpu &&
-                      m->second.decision.claim_gpu == d->claim_gpu &&
-                      std::abs(m->second.decision.claim_not_before_ms - d->claim_not_before_ms) <=
-                          1e-6 * std::max(1.0, std::abs(d->claim_not_before_ms)) &&
-                      !d->reserve;
-    if (!same) {
-      if (m != memo_.end()) {
-        if (m->second.decision.claim_gpu >= 0) MarkChanged(m->second.decision.claim_gpu);
-      }
-      if (d->claim_gpu >= 0) MarkChanged(d->claim_gpu);
-      if (d->reserve && d->gpu >= 0) MarkChanged(d->gpu);
-    }
-  }
-  if (waits) {
-    memo_[task] = {*d, change_seq_};
-  } else if (m != memo_.end()) {
-    if (m->second.decision.claim_gpu >= 0) MarkChanged(m->second.decision.claim_gpu);
-    memo_.erase(m);
-  }
-}
+void Sim::Remember(int task, const Result<Decision>& d, bool reused) { memo_.Remember(task, d, reused); }
 
 void Sim::Complete(int task) {
   Run& r = runs_[task];
@@ -523,8 +456,7 @@ Result<SimResult> Sim::Go() {
   result_.gpu_busy_ms.assign(cluster_.gpus.size(), 0.0);
   reservation_index_.assign(tasks_.size(), -1);
   key_.assign(tasks_.size(), 0.0);
-  gpu_changed_.assign(cluster_.gpus.size(), 0);
-  seen_stamp_.assign(cluster_.gpus.size(), 0);
+  memo_.Reset(cluster_.gpus.size());
   for (const Task& t : tasks_) {
     result_.tasks[t.id].task_id = t.id;
     result_.tasks[t.id].arrival_ms = t.arrival_ms;
@@ -536,7 +468,7 @@ Result<SimResult> Sim::Go() {
       if (queue_.empty()) break;
       // Nothing runs and nothing will arrive: give the queue one more chance, then reject
       // what still cannot start (never wait forever). Every task decides afresh.
-      memo_.clear();
+      memo_.Clear();
       HASE_RETURN_IF_ERROR(Pass());
       if (events_.empty()) {
         for (int task : queue_) Reject(task, "no GPU could take it (nothing left running)");
