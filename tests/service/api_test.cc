@@ -415,7 +415,8 @@ TEST_F(ApiTest, DrainResumeAndHeartbeat) {
   EXPECT_EQ(t["attempts"], 2);
   json r = Post("/v1/nodes/a/resume", "{}");
   EXPECT_EQ(r["resumed"], 2);
-  for (const json& x : Get("/v1/gpus")["gpus"]) EXPECT_EQ(x["health"], "ok") << x.dump();
+  const json gpus_now = Get("/v1/gpus")["gpus"];  // a copy: a range over a temporary's member dangles
+  for (const json& x : gpus_now) EXPECT_EQ(x["health"], "ok") << x.dump();
   Post("/v1/gpus/0/resume", "{}", &status);
   EXPECT_EQ(status, 404);  // neither drained nor failed
   Post("/v1/tasks/999/heartbeat", "{}", &status);

@@ -447,12 +447,13 @@ TEST_F(SlurmE2E, DrainingANodeLetsItsRunningJobsCompleteAndPlacesNothingNew) {
   ASSERT_TRUE([&] {
     for (int k = 0; k < 300; ++k) {
       int drained = 0;
-      for (const json& g : Get(port, "/v1/gpus")["gpus"]) drained += g["node"] == "t4-0" && g["health"] == "drained";
+      const json gpus = Get(port, "/v1/gpus")["gpus"];  // a copy: a range over a temporary's member dangles
+      for (const json& g : gpus) drained += g["node"] == "t4-0" && g["health"] == "drained";
       if (drained == 4) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     return false;
-  }()) << "hase did not report t4-0 drained";
+  }()) << "hase did not report t4-0 drained: " << Get(port, "/v1/gpus").dump();
   // Four more tasks while it is drained: they wait for the other GPUs, never t4-0.
   for (int i = 9; i < 13; ++i) Submit(port, "d", i, 0.5);
   // The drained node's jobs complete; their tasks succeed on their first attempt.
@@ -474,7 +475,8 @@ TEST_F(SlurmE2E, DrainingANodeLetsItsRunningJobsCompleteAndPlacesNothingNew) {
   ASSERT_EQ(hase::testing::RunCommand("scontrol update nodename=t4-0 state=resume").exit_code, 0);
   for (int k = 0; k < 100; ++k) {
     int ok = 0;
-    for (const json& g : Get(port, "/v1/gpus")["gpus"]) ok += g["node"] == "t4-0" && g["health"] == "ok";
+    const json gpus = Get(port, "/v1/gpus")["gpus"];  // a copy: a range over a temporary's member dangles
+    for (const json& g : gpus) ok += g["node"] == "t4-0" && g["health"] == "ok";
     if (ok == 4) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
@@ -526,7 +528,8 @@ TEST_F(SlurmE2E, ANodeDownRequeuesEachOfItsTasksOnce) {
     EXPECT_EQ(JobState("n-" + std::to_string(id) + "-3"), "") << "task " << id << " re-queued twice";
     EXPECT_EQ(Get(port, "/v1/tasks/" + std::to_string(id))["attempts"], 2);
   }
-  for (const json& g : Get(port, "/v1/gpus")["gpus"]) {
+  const json gpus_after = Get(port, "/v1/gpus")["gpus"];  // a copy: a range over a temporary's member dangles
+  for (const json& g : gpus_after) {
     if (g["node"] == node) {
       EXPECT_EQ(g["health"], "failed") << g.dump();
     }
