@@ -91,7 +91,9 @@ Daemon::Daemon(sched::Cluster cluster, std::shared_ptr<const sched::LatencyOracl
                std::unique_ptr<TaskStore> store, std::unique_ptr<Backend> backend)
     : cluster_(std::move(cluster)),
       mig_decls_(DeclaredMigInstances(cluster_)),
-      oracle_(std::move(oracle)),
+      oracle_(std::make_shared<CalibratedOracle>(std::move(oracle))),
+      calibration_(std::const_pointer_cast<CalibratedOracle>(
+          std::static_pointer_cast<const CalibratedOracle>(oracle_))),
       options_(std::move(options)),
       load_(scraper),
       store_(std::move(store)),
@@ -143,6 +145,20 @@ Status Daemon::Start() {
   std::vector<int64_t> changed;
   std::vector<TaskRecord*> bound;
   for (TaskRecord& r : all) tasks_[r.id] = r;
+  {  // calibration (calibration.h) from what ran before, in end order, before anything is priced
+    std::vector<const TaskRecord*> done;
+    for (const auto& [id, r] : tasks_) {
+      if (r.state == TaskState::kSucceeded) done.push_back(&r);
+    }
+    std::sort(done.begin(), done.end(), [](const TaskRecord* a, const TaskRecord* b) {
+      return std::tie(a->ended_s, a->id) < std::tie(b->ended_s, b->id);
+    });
+    for (const TaskRecord* r : done) CalibrateLocked(*r, /*log=*/false);
+    for (const CalibratedOracle::Entry& e : calibration_->Entries()) {
+      options_.logger->info("calibrate model={} type={} factor={:.4f} samples={} applied={} (from the journal)",
+                            e.model, e.type, e.factor, e.samples, e.applied());
+    }
+  }
   for (auto& [id, r] : tasks_) {
     if (IsTerminal(r.state)) continue;
     const bool placed = r.state == TaskState::kBound || r.state == TaskState::kRunning;
@@ -536,6 +552,24 @@ void Daemon::FinishLocked(TaskRecord& r, TaskState s, int exit_code, double now)
   r.ended_s = now;
   r.pid = 0;
   metrics_.CountFinished(TaskStateName(s));
+  if (s == TaskState::kSucceeded) CalibrateLocked(r, /*log=*/true);
+}
+
+void Daemon::CalibrateLocked(const TaskRecord& r, bool log) {
+  if (r.gpu < 0 || r.gpu >= static_cast<int>(cluster_.gpus.size()) || r.started_s <= 0 || r.ended_s <= 0) return;
+  const sched::GpuType& type = cluster_.types[cluster_.gpus[r.gpu].type];
+  const double before = calibration_->Factor(r.spec.model, type.name);
+  const std::optional<CalibratedOracle::Entry> e =
+      calibration_->Observe(r.ToSchedTask(), type, r.ended_s - r.started_s, r.predicted_end_s - r.predicted_start_s,
+                            r.predicted_isolated_ms);
+  if (!e || !log) return;
+  const double after = calibration_->Factor(r.spec.model, type.name);
+  if (after != before) {
+    options_.logger->info("calibrate model={} type={} factor={:.4f} was={:.4f} samples={} task={} real_s={:.3f} "
+                          "predicted_s={:.3f} ratio={:.4f}",
+                          r.spec.model, type.name, after, before, e->samples, r.id, r.ended_s - r.started_s,
+                          r.predicted_end_s - r.predicted_start_s, e->last_ratio);
+  }
 }
 
 Status Daemon::PersistLocked(const std::vector<int64_t>& ids) {
