@@ -198,5 +198,52 @@ TEST(Calibration, EtaConvergesOnTruthOverRest) {
   std::filesystem::remove_all(dir);
 }
 
+// A task already running when the factor starts to apply is stretched by it: its predicted end
+// in the plan moves from placement + 10 s to placement + 13 s. Two A100s: task 1 from T, task 2
+// from T+5, both 13 s in truth; task 3 starts at T+13 (priced 10 s: one sample is not applied)
+// and is running when task 2's end at T+18 brings the second sample.
+TEST(Calibration, RunningTaskIsStretchedWhenTheFactorApplies) {
+  const std::string dir = hase::testing::FreshDir("calibration_run");
+  FakeClock clock;
+  const double T = clock.now;
+  sched::Cluster c;
+  c.name = "a100s";
+  c.types = {{"A100-SXM4-40GB", 40960, 19.5, 1555}};
+  c.gpus = {{0, "a", 0, 0, 40960, 1}, {1, "b", 0, 0, 40960, 1}};
+  auto made = Daemon::Create(c, Table(), Opts(dir, clock), nullptr);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  std::unique_ptr<Daemon> d = std::move(*made);
+  ASSERT_TRUE(d->Start().ok());
+  TaskSpec s;
+  s.model = "resnet50";
+  s.num_batches = 1000;
+  ASSERT_TRUE(d->Submit(s).ok());
+  d->RunPassForTest();
+  clock.now = T + 5;
+  ASSERT_TRUE(d->Submit(s).ok());
+  ASSERT_TRUE(d->Submit(s).ok());
+  d->RunPassForTest();
+  ASSERT_EQ(d->Get(2)->state, TaskState::kRunning);
+  clock.now = T + 13;
+  ASSERT_TRUE(d->Complete(1, 0).ok());
+  d->RunPassForTest();
+  ASSERT_EQ(d->Get(3)->state, TaskState::kRunning);
+  EXPECT_NEAR(d->Get(3)->predicted_end_s - T, 23.0, 1e-6);  // priced 10 s
+  auto end_of = [&](int64_t id) {
+    for (const LiveQueuePlan::Placed& p : d->Plan()->placed) {
+      if (p.task_id == id) return p.end_s - T;
+    }
+    return -1.0;
+  };
+  EXPECT_NEAR(end_of(3), 23.0, 1e-6);
+  clock.now = T + 18;
+  ASSERT_TRUE(d->Complete(2, 0).ok());
+  d->RunPassForTest();
+  EXPECT_NEAR(end_of(3), 26.0, 1e-6);  // 13 + 13: stretched by the factor 1.3
+  EXPECT_NEAR(d->Plan()->eta_s - T, 26.0, 1e-6);
+  d.reset();
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace hase::service

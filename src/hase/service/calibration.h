@@ -5,7 +5,8 @@
 // real / predicted, taken back to the uncorrected oracle (× the factor the placement used),
 // feeds an exponentially weighted mean per model × GPU type; Profile then multiplies the
 // wrapped oracle's isolated_ms by that factor, so the policy's decisions, `why` and the live
-// plan (its ETAs) all see the corrected durations. Demand and memory are left as they are.
+// plan (its ETAs) all see the corrected durations (the daemon also re-prices bound tasks and
+// stretches running ones every pass, RefreshGpusLocked). Demand and memory are left as they are.
 //
 // The numbers, and why:
 //   kMinSamples = 2     one run can be an outlier (a cold cache, a noisy neighbour); two that

@@ -255,11 +255,20 @@ void Daemon::RefreshGpusLocked(double now) {
       own += rt.demand;
       own_mib += rt.memory_mib;
       const TaskRecord& r = tasks_.at(rt.task_id);
-      const double predicted_ms = (r.predicted_end_s - r.predicted_start_s) * 1000.0;
+      // Calibration (calibration.h) learned since the placement stretches the whole run: its
+      // isolated time is the oracle's now, its run time the placement's × the same ratio.
+      double isolated = r.predicted_isolated_ms > 0 ? r.predicted_isolated_ms : rt.remaining_ms;
+      double stretch = 1.0;
+      if (r.predicted_isolated_ms > 0) {
+        if (const Result<sched::TaskProfile> p = ProfileOnLocked(r, static_cast<int>(g)); p.ok() && p->isolated_ms > 0) {
+          stretch = p->isolated_ms / r.predicted_isolated_ms;
+          isolated = p->isolated_ms;
+        }
+      }
+      const double predicted_ms = (r.predicted_end_s - r.predicted_start_s) * 1000.0 * stretch;
       const double elapsed_ms = now_ms - ToMs(r.started_s);
       double done = predicted_ms > 0 ? elapsed_ms / predicted_ms : 0.0;
       done = std::clamp(done, 0.0, 0.99);  // at least 1 % of the work is left while it runs
-      const double isolated = r.predicted_isolated_ms > 0 ? r.predicted_isolated_ms : rt.remaining_ms;
       rt.remaining_ms = isolated * (1.0 - done);
       if (predicted_ms > 0 && elapsed_ms > predicted_ms) {
         // Overrunning, with no progress signal: expected to need half its overrun again (a
@@ -271,6 +280,11 @@ void Daemon::RefreshGpusLocked(double now) {
       }
       rt.as_of_ms = now_ms;
       rt.progress_rate = 0;
+    }
+    for (sched::QueuedTask& q : gs.queued) {  // bound, not started: priced as the oracle does now
+      if (const Result<sched::TaskProfile> p = ProfileOnLocked(tasks_.at(q.task_id), static_cast<int>(g)); p.ok()) {
+        q.isolated_ms = p->isolated_ms;
+      }
     }
     gs.background = LoadSnapshot::Idle();
     LiveGpu& live = live_[g];
