@@ -30,12 +30,14 @@ std::optional<CalibratedOracle::Entry> CalibratedOracle::Observe(const sched::Ta
   const double ratio = std::clamp(real_s / predicted_s * used, kMinFactor, kMaxFactor);
   std::lock_guard<std::mutex> lock(mu_);
   Entry& e = entries_[{task.model, type.name}];
+  const double applied_before = e.applied() ? e.factor : 1.0;
   e.model = task.model;
   e.type = type.name;
   e.factor = e.samples == 0 ? ratio : (1 - kWeight) * e.factor + kWeight * ratio;
   e.factor = std::clamp(e.factor, kMinFactor, kMaxFactor);
   e.last_ratio = ratio;
   ++e.samples;
+  if ((e.applied() ? e.factor : 1.0) != applied_before) ++generation_;
   return e;
 }
 

@@ -27,6 +27,7 @@
 // Thread-safety: all methods are safe for concurrent use (one small mutex over the factors).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -76,11 +77,18 @@ class CalibratedOracle final : public sched::LatencyOracle {
   double Factor(const std::string& model, const std::string& type) const;
   // Every entry seen, by (model, type).
   std::vector<Entry> Entries() const;
+  // Changes each time a factor Profile applies changes (0 = none applies yet): callers that keep
+  // prices re-price only when it moved.
+  uint64_t generation() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return generation_;
+  }
 
  private:
   const std::shared_ptr<const sched::LatencyOracle> base_;
   mutable std::mutex mu_;
   std::map<std::pair<std::string, std::string>, Entry> entries_;  // guarded by mu_
+  uint64_t generation_ = 0;                                       // guarded by mu_
 };
 
 }  // namespace hase::service

@@ -248,6 +248,12 @@ void Daemon::RunPassForTest() {
 
 void Daemon::RefreshGpusLocked(double now) {
   const double now_ms = ToMs(now);
+  // Calibration (calibration.h): running tasks are stretched while any factor applies (O(running
+  // tasks) per pass); bound tasks are re-priced only when a factor changed (rr binds thousands).
+  const uint64_t generation = calibration_->generation();
+  const bool calibrated = generation != 0;
+  const bool recalibrated = generation != calibration_seen_;
+  calibration_seen_ = generation;
   for (size_t g = 0; g < state_.gpus.size(); ++g) {
     sched::GpuState& gs = state_.gpus[g];
     double own = 0, own_mib = 0;
@@ -259,7 +265,7 @@ void Daemon::RefreshGpusLocked(double now) {
       // isolated time is the oracle's now, its run time the placement's × the same ratio.
       double isolated = r.predicted_isolated_ms > 0 ? r.predicted_isolated_ms : rt.remaining_ms;
       double stretch = 1.0;
-      if (r.predicted_isolated_ms > 0) {
+      if (calibrated && r.predicted_isolated_ms > 0) {
         if (const Result<sched::TaskProfile> p = ProfileOnLocked(r, static_cast<int>(g)); p.ok() && p->isolated_ms > 0) {
           stretch = p->isolated_ms / r.predicted_isolated_ms;
           isolated = p->isolated_ms;
@@ -282,6 +288,7 @@ void Daemon::RefreshGpusLocked(double now) {
       rt.progress_rate = 0;
     }
     for (sched::QueuedTask& q : gs.queued) {  // bound, not started: priced as the oracle does now
+      if (!recalibrated) break;
       if (const Result<sched::TaskProfile> p = ProfileOnLocked(tasks_.at(q.task_id), static_cast<int>(g)); p.ok()) {
         q.isolated_ms = p->isolated_ms;
       }

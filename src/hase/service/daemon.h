@@ -473,6 +473,7 @@ class Daemon {
   std::vector<LiveGpu> live_;                       // guarded by mu_, per GPU
   std::map<int64_t, PlacementWhy> why_;             // guarded by mu_, placed tasks
   uint64_t plan_signature_ = 0;                     // guarded by mu_: what the last plan read
+  uint64_t calibration_seen_ = 0;                   // guarded by mu_: calibration_->generation() last refresh
   double plan_made_s_ = -1e300;                     // guarded by mu_: when (wall s)
   // Plans on its own thread (destroyed, and joined, before the members above: it reads a copy
   // whose ClusterState refers to cluster_).
