@@ -2,9 +2,23 @@
 // embedded default cluster and workload (`hase simulate`'s), every task submitted at t = 0 as one
 // queue, planned by sched::PlanQueue (the daemon's live plan, `hase` policy) and then run in the
 // simulator under a truth that differs from the prediction (`--truth analytic --seed N`: each
-// isolated runtime × a seeded lognormal error, σ = 0.15, pairwise interference noise σ = 0.185).
+// isolated runtime × a seeded lognormal error, σ = 0.15, pairwise interference noise σ = 0.185;
+// or `--truth table:FILE`, measured latencies as `hase simulate --truth table:` reads them).
 //
-//   build/bench/plan_accuracy [--seeds 1-5] [--models DIR]
+//   build/bench/plan_accuracy [--seeds 1-5] [--arrivals queue|workload] [--models DIR]
+//       [--truth analytic|table:FILE] [--cluster FILE] [--workload FILE] [--precision P]
+//       [--calibrate]
+//
+// --calibrate: the plans use the daemon's calibration from what ran (service/calibration.h):
+// each task that ended teaches a CalibratedOracle its real run time against its isolated
+// prediction (hase co-locates nothing on the timm cluster, so that is the run time it was
+// placed with), and the plans made after it price waiting tasks with the corrected oracle. The
+// simulated policy's own decisions stay on the uncorrected oracle (a daemon would correct them
+// too), so this measures the plan's ETA, not calibrated scheduling.
+//
+// --cluster / --workload replace the embedded defaults; "{seed}" in the workload's path is the
+// seed (tools/timm_experiment.py writes workload_1.yaml … workload_5.yaml). With a table truth
+// the seed picks the workload only, and there is no "perfect" row.
 //
 // Prints, per seed: the queue ETA at t = 0 against the simulated makespan, and the relative
 // error of every task's predicted finish (|predicted − real| / real, times from t = 0) as median
@@ -15,6 +29,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +44,8 @@
 #include "hase/sim/defaults.h"
 #include "hase/sim/predictor_oracle.h"
 #include "hase/sim/simulator.h"
+#include "hase/sim/table_truth.h"
+#include "hase/service/calibration.h"
 
 namespace {
 
@@ -71,10 +88,15 @@ struct Row {
 // progress it observed) as the daemon would: the ETA then, and each task's predicted finish at
 // the instant it was submitted.
 Result<Row> RunSeed(const sched::Cluster& cluster, const std::vector<sched::Task>& tasks,
-                    std::shared_ptr<const sched::LatencyOracle> oracle, uint64_t seed) {
+                    std::shared_ptr<const sched::LatencyOracle> oracle, uint64_t seed,
+                    const sim::TruthModel* table_truth, bool calibrate) {
   sched::PolicyConfig pc;
   pc.oracle = oracle;
   pc.cluster = &cluster;
+  sched::PolicyConfig plan_pc = pc;
+  std::shared_ptr<service::CalibratedOracle> cal;
+  if (calibrate) plan_pc.oracle = cal = std::make_shared<service::CalibratedOracle>(oracle);
+  std::map<int, std::pair<double, int>> was_running;  // task → (started, GPU) at the last instant
   std::vector<double> predicted_end(tasks.size(), NAN);
   std::vector<std::pair<double, double>> etas;  // (plan time, ETA), ms
   Status hook_error = Status::OK();
@@ -82,13 +104,47 @@ Result<Row> RunSeed(const sched::Cluster& cluster, const std::vector<sched::Task
   so.measure_decisions = false;
   so.after_instant = [&](const sched::ClusterState& state, const std::vector<int>& waiting) {
     if (!hook_error.ok()) return;
+    if (cal) {  // what ended since the last instant ended now
+      std::map<int, std::pair<double, int>> running;
+      for (size_t g = 0; g < state.gpus.size(); ++g) {
+        for (const sched::RunningTask& rt : state.gpus[g].running) running[rt.task_id] = {rt.started_ms, static_cast<int>(g)};
+      }
+      for (const auto& [id, at] : was_running) {
+        if (running.count(id)) continue;
+        const sched::GpuType& type = cluster.types[cluster.gpus[at.second].type];
+        Result<sched::TaskProfile> p = oracle->Profile(tasks[id], type);
+        if (p.ok()) cal->Observe(tasks[id], type, (state.now_ms - at.first) / 1000.0, p->isolated_ms / 1000.0, 0);
+      }
+      was_running = std::move(running);
+    }
+    // With calibration, placed tasks are corrected as the daemon's pass does (RefreshGpusLocked):
+    // running ones' remaining work and bound ones' isolated time × the factor.
+    std::optional<sched::ClusterState> corrected;
+    if (cal) {
+      corrected.emplace(state);
+      for (sched::GpuState& g : corrected->gpus) {
+        const std::string& type = cluster.types[g.type].name;
+        for (sched::RunningTask& rt : g.running) {
+          rt.remaining_ms = rt.RemainingAt(state.now_ms) * cal->Factor(tasks[rt.task_id].model, type);
+          rt.as_of_ms = state.now_ms;
+        }
+        for (sched::QueuedTask& q : g.queued) q.isolated_ms *= cal->Factor(tasks[q.task_id].model, type);
+        if (g.reservation && g.reservation->task_id >= 0) {
+          g.reservation->isolated_ms *= cal->Factor(tasks[g.reservation->task_id].model, type);
+        }
+      }
+    }
+    const sched::ClusterState& view = cal ? *corrected : state;
     std::vector<sched::Task> queue;
     for (int id : waiting) queue.push_back(tasks[id]);
-    Result<std::unique_ptr<sched::Policy>> policy = sched::MakePolicy("hase", pc);
+    Result<std::unique_ptr<sched::Policy>> policy = sched::MakePolicy("hase", plan_pc);
     if (!policy.ok()) return void(hook_error = policy.status());
     sched::QueuePlanOptions po;
     po.budget_ms = 1e12;  // exact: the accuracy of the plan, not of the budget's extrapolation
-    Result<sched::QueuePlan> plan = sched::PlanQueue(state, **policy, queue, po);
+    if (cal) {
+      for (size_t g = 0; g < view.gpus.size(); ++g) (*policy)->OnGpuChanged(*corrected, static_cast<int>(g));
+    }
+    Result<sched::QueuePlan> plan = sched::PlanQueue(view, **policy, queue, po);
     if (!plan.ok()) return void(hook_error = plan.status());
     etas.emplace_back(state.now_ms, plan->eta_ms);
     auto record = [&](int id, double end_ms) {
@@ -101,7 +157,8 @@ Result<Row> RunSeed(const sched::Cluster& cluster, const std::vector<sched::Task
   sim::AnalyticTruthOptions ao;
   ao.seed = seed;
   if (seed == 0) ao.sigma = ao.pair_sigma = 0;  // perfect: truth = prediction
-  sim::AnalyticTruth truth(oracle, ao);
+  sim::AnalyticTruth analytic(oracle, ao);
+  const sim::TruthModel& truth = table_truth ? *table_truth : analytic;
   HASE_ASSIGN_OR_RETURN(sim::SimResult real, sim::Simulate(cluster, tasks, *policy, truth, so));
   HASE_RETURN_IF_ERROR(hook_error);
   Row row;
@@ -132,43 +189,84 @@ Result<Row> RunSeed(const sched::Cluster& cluster, const std::vector<sched::Task
 
 int Main(int argc, char** argv) {
   std::string models = std::string(HASE_BENCH_SOURCE_DIR) + "/models";
+  std::string truth_spec = "analytic", cluster_file, workload_file, precision;
   uint64_t first = 1, last = 5;
-  bool queue_at_zero = true;
+  bool queue_at_zero = true, calibrate = false;
+  auto usage = [] {
+    std::fprintf(stderr, "usage: plan_accuracy [--seeds A-B] [--arrivals queue|workload] [--models DIR] "
+                         "[--truth analytic|table:FILE] [--cluster FILE] [--workload FILE] [--precision P] [--calibrate]\n");
+    return 2;
+  };
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--models" && i + 1 < argc) {
+    const bool has = i + 1 < argc;
+    if (a == "--models" && has) {
       models = argv[++i];
-    } else if (a == "--arrivals" && i + 1 < argc && (std::string(argv[i + 1]) == "queue" || std::string(argv[i + 1]) == "workload")) {
+    } else if (a == "--arrivals" && has && (std::string(argv[i + 1]) == "queue" || std::string(argv[i + 1]) == "workload")) {
       queue_at_zero = std::string(argv[++i]) == "queue";
-    } else if (a == "--seeds" && i + 1 < argc) {
+    } else if (a == "--truth" && has) {
+      truth_spec = argv[++i];
+      if (truth_spec != "analytic" && truth_spec.rfind("table:", 0) != 0) return usage();
+    } else if (a == "--cluster" && has) {
+      cluster_file = argv[++i];
+    } else if (a == "--workload" && has) {
+      workload_file = argv[++i];
+    } else if (a == "--calibrate") {
+      calibrate = true;
+    } else if (a == "--precision" && has) {
+      precision = argv[++i];
+    } else if (a == "--seeds" && has) {
       const std::string v = argv[++i];
       const size_t dash = v.find('-');
-      first = std::stoull(v.substr(0, dash));
-      last = dash == std::string::npos ? first : std::stoull(v.substr(dash + 1));
+      try {
+        first = std::stoull(v.substr(0, dash));
+        last = dash == std::string::npos ? first : std::stoull(v.substr(dash + 1));
+      } catch (const std::exception&) {
+        return usage();
+      }
     } else {
-      std::fprintf(stderr, "usage: plan_accuracy [--seeds A-B] [--arrivals queue|workload] [--models DIR]\n");
-      return 2;
+      return usage();
     }
   }
+  auto fail = [](const Status& s) { return std::fprintf(stderr, "plan_accuracy: %s\n", s.ToString().c_str()), 1; };
   auto catalog = GpuCatalog::Builtin();
-  if (!catalog.ok()) return std::fprintf(stderr, "%s\n", catalog.status().ToString().c_str()), 1;
-  auto cluster = sched::ParseClusterYaml(sim::DefaultClusterYaml(), "<default cluster>", *catalog);
-  auto tasks = sched::ParseWorkloadYaml(sim::DefaultWorkloadYaml(), "<default workload>");
-  if (!cluster.ok() || !tasks.ok()) return std::fprintf(stderr, "default cluster/workload did not parse\n"), 1;
-  if (queue_at_zero) {
-    for (sched::Task& t : *tasks) t.arrival_ms = 0;  // one queue, submitted at t = 0
-  }
+  if (!catalog.ok()) return fail(catalog.status());
+  auto cluster = cluster_file.empty() ? sched::ParseClusterYaml(sim::DefaultClusterYaml(), "<default cluster>", *catalog)
+                                      : sched::LoadClusterFile(cluster_file, *catalog);
+  if (!cluster.ok()) return fail(cluster.status());
   sim::PredictorOracleOptions po;
   po.models_dir = models;
+  if (Status st = sim::SetRuntimeAndPrecision(po.runtime.name, precision, po); !st.ok()) return fail(st);
   auto oracle = std::make_shared<CachedOracle>(std::make_shared<sim::PredictorOracle>(*catalog, po));
-  std::printf("arrivals: %s\n\n", queue_at_zero ? "all 200 tasks submitted at t = 0" : "the workload's own (0-64 s)");
+  std::unique_ptr<sim::TableTruth> table;
+  if (truth_spec != "analytic") {
+    auto t = sim::TableTruth::Load(truth_spec.substr(6), *catalog, oracle->contention());
+    if (!t.ok()) return fail(t.status());
+    table = std::make_unique<sim::TableTruth>(std::move(*t));
+  }
+  auto load_tasks = [&](uint64_t seed) -> Result<std::vector<sched::Task>> {
+    std::string path = workload_file;
+    if (const size_t at = path.find("{seed}"); at != std::string::npos) path.replace(at, 6, std::to_string(seed));
+    Result<std::vector<sched::Task>> tasks = workload_file.empty()
+                                                 ? sched::ParseWorkloadYaml(sim::DefaultWorkloadYaml(), "<default workload>")
+                                                 : sched::LoadWorkloadFile(path);
+    if (tasks.ok() && queue_at_zero) {
+      for (sched::Task& t : *tasks) t.arrival_ms = 0;  // one queue, submitted at t = 0
+    }
+    return tasks;
+  };
+  std::printf("truth: %s; arrivals: %s; plans %s\n\n", truth_spec.c_str(),
+              queue_at_zero ? "every task submitted at t = 0" : "the workload's own",
+              calibrate ? "calibrated from what ran" : "uncalibrated");
   std::printf("| seed | ETA at t=0 (s) | real makespan (s) | ETA error at 0 / 25 / 50 / 75 %% of the run | "
               "per-task finish error at submit: median | p90 |\n|---|---|---|---|---|---|\n");
   std::vector<double> eta_errs, med, p90;
-  for (uint64_t seed = 0; seed <= last; ++seed) {
+  for (uint64_t seed = table ? first : 0; seed <= last; ++seed) {
     if (seed != 0 && seed < first) continue;
-    Result<Row> r = RunSeed(*cluster, *tasks, oracle, seed);
-    if (!r.ok()) return std::fprintf(stderr, "%s\n", r.status().ToString().c_str()), 1;
+    Result<std::vector<sched::Task>> tasks = load_tasks(seed == 0 ? first : seed);
+    if (!tasks.ok()) return fail(tasks.status());
+    Result<Row> r = RunSeed(*cluster, *tasks, oracle, seed, table.get(), calibrate);
+    if (!r.ok()) return fail(r.status());
     std::printf("| %s | %.1f | %.1f | %.2f / %.2f / %.2f / %.2f %% | %.2f %% | %.2f %% |\n",
                 seed == 0 ? "perfect" : std::to_string(seed).c_str(), r->eta_s, r->makespan_s, 100 * r->eta_err,
                 100 * r->eta_err_at[0], 100 * r->eta_err_at[1], 100 * r->eta_err_at[2], 100 * r->finish_median,

@@ -6,7 +6,10 @@
 //
 //   build/bench/serve_submit                             # all variants
 //   build/bench/serve_submit --benchmark_filter=normal
-// Args: {sync full=1 / normal=0, policy rr=0 / hase=1, client threads}.
+//   build/bench/serve_submit --benchmark_filter='BM_Submit10k/0/1/4/'   # normal, hase: plan on/off
+// Args: {sync full=1 / normal=0, policy rr=0 / hase=1, client threads, live plan on=1 / off=0}.
+// The live plan (DaemonOptions::plan_budget_ms, default 250 ms: on) is remade on its own thread
+// after every pass that changed the queue; off = plan_budget_ms 0.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -56,6 +59,7 @@ void BM_Submit10k(benchmark::State& state) {
   const bool full = state.range(0) == 1;
   const std::string policy = state.range(1) == 1 ? "hase" : "rr";
   const int clients = static_cast<int>(state.range(2));
+  const bool plan = state.range(3) == 1;
   std::vector<double> latency_us;
   double seconds = 0;
   for (auto _ : state) {
@@ -67,6 +71,7 @@ void BM_Submit10k(benchmark::State& state) {
     o.policy = policy;
     o.store.synchronous_full = full;
     o.tick_s = 0.5;
+    if (!plan) o.plan_budget_ms = 0;
     auto d = service::Daemon::Create(BenchCluster(), BenchOracle(), o, nullptr);
     if (!d.ok() || !(*d)->Start().ok()) {
       state.SkipWithError("daemon did not start");
@@ -118,11 +123,11 @@ void BM_Submit10k(benchmark::State& state) {
   state.counters["p50_us"] = pct(0.50);
   state.counters["p99_us"] = pct(0.99);
   state.counters["max_us"] = latency_us.empty() ? 0 : latency_us.back();
-  state.SetLabel(std::string(full ? "sync=full " : "sync=normal ") + "policy=" + policy);
+  state.SetLabel(std::string(full ? "sync=full " : "sync=normal ") + "policy=" + policy + (plan ? " plan=on" : " plan=off"));
 }
 
 BENCHMARK(BM_Submit10k)
-    ->ArgsProduct({{1, 0}, {0, 1}, {4}})
+    ->ArgsProduct({{1, 0}, {0, 1}, {4}, {1, 0}})
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();

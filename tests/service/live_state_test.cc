@@ -75,7 +75,11 @@ TEST(LiveState, IdleGpusAreFreeNowAfterOverrunningTasksEnd) {
   TaskRecord r = *d->Get(next->record.id);
   EXPECT_EQ(r.state, TaskState::kRunning);
   EXPECT_EQ(r.node, "a") << "went to " << r.node << " gpu " << r.gpu;
-  EXPECT_NEAR(r.predicted_end_s - now, 20.0, 1e-6);
+  // Priced 20 s by the table, × 2: the six runs took 8× their prediction, which calibration
+  // (calibration.h) learned, clamped to its 2× ceiling.
+  EXPECT_NEAR(r.predicted_end_s - now, 40.0, 1e-6);
+  EXPECT_NE(d->MetricsText().find("hase_calibration_factor{model=\"vgg16\",type=\"A100-SXM4-40GB\"} 2\n"),
+            std::string::npos);
   d.reset();
   std::filesystem::remove_all(dir);
 }

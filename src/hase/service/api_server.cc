@@ -139,7 +139,8 @@ json GpuJson(const GpuView& g) {
 json WhyJson(const PlacementWhy& w) {
   auto time = [](double t) { return std::isfinite(t) ? json(t) : json(nullptr); };
   auto option = [&](const PlacementWhy::Option& o, bool alternative) {
-    json j{{"gpu", o.gpu}, {"node", o.node}, {"type", o.type}, {"predicted_end_s", time(o.predicted_end_s)}};
+    json j{{"gpu", o.gpu}, {"node", o.node}, {"type", o.type}, {"predicted_end_s", time(o.predicted_end_s)},
+             {"calibration", o.calibration}};
     if (w.priced) {
       j["predicted_start_s"] = time(o.predicted_start_s);
       j["inflicted_s"] = o.inflicted_s;

@@ -91,7 +91,9 @@ Daemon::Daemon(sched::Cluster cluster, std::shared_ptr<const sched::LatencyOracl
                std::unique_ptr<TaskStore> store, std::unique_ptr<Backend> backend)
     : cluster_(std::move(cluster)),
       mig_decls_(DeclaredMigInstances(cluster_)),
-      oracle_(std::move(oracle)),
+      oracle_(std::make_shared<CalibratedOracle>(std::move(oracle))),
+      calibration_(std::const_pointer_cast<CalibratedOracle>(
+          std::static_pointer_cast<const CalibratedOracle>(oracle_))),
       options_(std::move(options)),
       load_(scraper),
       store_(std::move(store)),
@@ -143,6 +145,20 @@ Status Daemon::Start() {
   std::vector<int64_t> changed;
   std::vector<TaskRecord*> bound;
   for (TaskRecord& r : all) tasks_[r.id] = r;
+  {  // calibration (calibration.h) from what ran before, in end order, before anything is priced
+    std::vector<const TaskRecord*> done;
+    for (const auto& [id, r] : tasks_) {
+      if (r.state == TaskState::kSucceeded) done.push_back(&r);
+    }
+    std::sort(done.begin(), done.end(), [](const TaskRecord* a, const TaskRecord* b) {
+      return std::tie(a->ended_s, a->id) < std::tie(b->ended_s, b->id);
+    });
+    for (const TaskRecord* r : done) CalibrateLocked(*r, /*log=*/false);
+    for (const CalibratedOracle::Entry& e : calibration_->Entries()) {
+      options_.logger->info("calibrate model={} type={} factor={:.4f} samples={} applied={} (from the journal)",
+                            e.model, e.type, e.factor, e.samples, e.applied());
+    }
+  }
   for (auto& [id, r] : tasks_) {
     if (IsTerminal(r.state)) continue;
     const bool placed = r.state == TaskState::kBound || r.state == TaskState::kRunning;
@@ -232,6 +248,12 @@ void Daemon::RunPassForTest() {
 
 void Daemon::RefreshGpusLocked(double now) {
   const double now_ms = ToMs(now);
+  // Calibration (calibration.h): running tasks are stretched while any factor applies (O(running
+  // tasks) per pass); bound tasks are re-priced only when a factor changed (rr binds thousands).
+  const uint64_t generation = calibration_->generation();
+  const bool calibrated = generation != 0;
+  const bool recalibrated = generation != calibration_seen_;
+  calibration_seen_ = generation;
   for (size_t g = 0; g < state_.gpus.size(); ++g) {
     sched::GpuState& gs = state_.gpus[g];
     double own = 0, own_mib = 0;
@@ -239,11 +261,20 @@ void Daemon::RefreshGpusLocked(double now) {
       own += rt.demand;
       own_mib += rt.memory_mib;
       const TaskRecord& r = tasks_.at(rt.task_id);
-      const double predicted_ms = (r.predicted_end_s - r.predicted_start_s) * 1000.0;
+      // Calibration (calibration.h) learned since the placement stretches the whole run: its
+      // isolated time is the oracle's now, its run time the placement's × the same ratio.
+      double isolated = r.predicted_isolated_ms > 0 ? r.predicted_isolated_ms : rt.remaining_ms;
+      double stretch = 1.0;
+      if (calibrated && r.predicted_isolated_ms > 0) {
+        if (const Result<sched::TaskProfile> p = ProfileOnLocked(r, static_cast<int>(g)); p.ok() && p->isolated_ms > 0) {
+          stretch = p->isolated_ms / r.predicted_isolated_ms;
+          isolated = p->isolated_ms;
+        }
+      }
+      const double predicted_ms = (r.predicted_end_s - r.predicted_start_s) * 1000.0 * stretch;
       const double elapsed_ms = now_ms - ToMs(r.started_s);
       double done = predicted_ms > 0 ? elapsed_ms / predicted_ms : 0.0;
       done = std::clamp(done, 0.0, 0.99);  // at least 1 % of the work is left while it runs
-      const double isolated = r.predicted_isolated_ms > 0 ? r.predicted_isolated_ms : rt.remaining_ms;
       rt.remaining_ms = isolated * (1.0 - done);
       if (predicted_ms > 0 && elapsed_ms > predicted_ms) {
         // Overrunning, with no progress signal: expected to need half its overrun again (a
@@ -255,6 +286,12 @@ void Daemon::RefreshGpusLocked(double now) {
       }
       rt.as_of_ms = now_ms;
       rt.progress_rate = 0;
+    }
+    for (sched::QueuedTask& q : gs.queued) {  // bound, not started: priced as the oracle does now
+      if (!recalibrated) break;
+      if (const Result<sched::TaskProfile> p = ProfileOnLocked(tasks_.at(q.task_id), static_cast<int>(g)); p.ok()) {
+        q.isolated_ms = p->isolated_ms;
+      }
     }
     gs.background = LoadSnapshot::Idle();
     LiveGpu& live = live_[g];
@@ -539,6 +576,24 @@ void Daemon::FinishLocked(TaskRecord& r, TaskState s, int exit_code, double now)
   r.ended_s = now;
   r.pid = 0;
   metrics_.CountFinished(TaskStateName(s));
+  if (s == TaskState::kSucceeded) CalibrateLocked(r, /*log=*/true);
+}
+
+void Daemon::CalibrateLocked(const TaskRecord& r, bool log) {
+  if (r.gpu < 0 || r.gpu >= static_cast<int>(cluster_.gpus.size()) || r.started_s <= 0 || r.ended_s <= 0) return;
+  const sched::GpuType& type = cluster_.types[cluster_.gpus[r.gpu].type];
+  const double before = calibration_->Factor(r.spec.model, type.name);
+  const std::optional<CalibratedOracle::Entry> e =
+      calibration_->Observe(r.ToSchedTask(), type, r.ended_s - r.started_s, r.predicted_end_s - r.predicted_start_s,
+                            r.predicted_isolated_ms);
+  if (!e || !log) return;
+  const double after = calibration_->Factor(r.spec.model, type.name);
+  if (after != before) {
+    options_.logger->info("calibrate model={} type={} factor={:.4f} was={:.4f} samples={} task={} real_s={:.3f} "
+                          "predicted_s={:.3f} ratio={:.4f}",
+                          r.spec.model, type.name, after, before, e->samples, r.id, r.ended_s - r.started_s,
+                          r.predicted_end_s - r.predicted_start_s, e->last_ratio);
+  }
 }
 
 Status Daemon::PersistLocked(const std::vector<int64_t>& ids) {

@@ -97,6 +97,7 @@
 #include "hase/sched/latency_oracle.h"
 #include "hase/sched/policy.h"
 #include "hase/service/backend.h"
+#include "hase/service/calibration.h"
 #include "hase/service/live_plan.h"
 #include "hase/service/metrics.h"
 #include "hase/service/mig_telemetry.h"
@@ -171,6 +172,9 @@ struct PlacementWhy {
     double cost_s = 0;             // the policy's objective (wall s; priced policies only)
     double score = 0;              // the policy's ranking score, 0–100 (priced policies only)
     std::string why_not;           // alternatives: why the policy did not choose it
+    // The calibration factor (calibration.h) applied to the task's isolated time on this GPU's
+    // type in these prices: 1 = the world model as is, 1.3 = runs there took 1.3× the prediction.
+    double calibration = 1.0;
   };
   double decided_s = 0;
   std::string policy;
@@ -384,6 +388,9 @@ class Daemon {
   void LaunchPendingLocked(std::unique_lock<std::mutex>& lock);
   void RemoveFromGpuLocked(const TaskRecord& r);     // requires mu_
   void FinishLocked(TaskRecord& r, TaskState s, int exit_code, double now);  // requires mu_
+  // Teaches calibration_ the real run time of succeeded `r` (FinishLocked, Start); logs a
+  // change of the applied factor when `log`. Requires mu_.
+  void CalibrateLocked(const TaskRecord& r, bool log);
   int RequeueGpuLocked(int gpu, const std::string& reason, double now,
                        std::vector<int64_t>& changed);  // requires mu_
   void RequeueTaskLocked(TaskRecord& r, const std::string& reason);  // requires mu_
@@ -449,7 +456,8 @@ class Daemon {
   // Fixed at construction.
   const sched::Cluster cluster_;
   const MigDeclarations mig_decls_;  // DeclaredMigInstances(cluster_)
-  const std::shared_ptr<const sched::LatencyOracle> oracle_;
+  const std::shared_ptr<const sched::LatencyOracle> oracle_;  // calibration_, as the policy sees it
+  const std::shared_ptr<CalibratedOracle> calibration_;       // corrects the oracle given to Create
   const DaemonOptions options_;
   const telemetry::LoadSource* const load_;  // may be null
   const std::unique_ptr<TaskStore> store_;
@@ -489,6 +497,7 @@ class Daemon {
   std::vector<LiveGpu> live_;                       // guarded by mu_, per GPU
   std::map<int64_t, PlacementWhy> why_;             // guarded by mu_, placed tasks
   uint64_t plan_signature_ = 0;                     // guarded by mu_: what the last plan read
+  uint64_t calibration_seen_ = 0;                   // guarded by mu_: calibration_->generation() last refresh
   double plan_made_s_ = -1e300;                     // guarded by mu_: when (wall s)
   // Plans on its own thread (destroyed, and joined, before the members above: it reads a copy
   // whose ClusterState refers to cluster_).

@@ -114,6 +114,31 @@ std::string Daemon::MetricsText() const {
          "# TYPE hase_telemetry_degraded gauge\n";
   out += fmt::format("hase_telemetry_degraded {}\n", h.degraded ? 1 : 0);
   out += GpuAndTaskSeriesLocked(Now());
+  const std::vector<CalibratedOracle::Entry> cal = calibration_->Entries();
+  if (!cal.empty()) {
+    auto esc = [](std::string_view v) {
+      std::string o;
+      for (char c : v) {
+        if (c == '\\' || c == '"') o += '\\';
+        if (c == '\n') {
+          o += "\\n";
+          continue;
+        }
+        o += c;
+      }
+      return o;
+    };
+    std::string f = "# HELP hase_calibration_factor Correction applied to predicted run times of a model on a GPU "
+                    "type, from completed tasks (1 until 2 completions).\n# TYPE hase_calibration_factor gauge\n";
+    std::string n = "# HELP hase_calibration_samples Completed tasks the calibration of a model on a GPU type "
+                    "learned from.\n# TYPE hase_calibration_samples gauge\n";
+    for (const CalibratedOracle::Entry& e : cal) {
+      const std::string labels = fmt::format("model=\"{}\",type=\"{}\"", esc(e.model), esc(e.type));
+      f += fmt::format("hase_calibration_factor{{{}}} {:.6g}\n", labels, e.applied() ? e.factor : 1.0);
+      n += fmt::format("hase_calibration_samples{{{}}} {}\n", labels, e.samples);
+    }
+    out += f + n;
+  }
   return out;
 }
 
@@ -192,6 +217,7 @@ void Daemon::RecordWhyLocked(const TaskRecord& r, const sched::Task& t, const sc
     o.type = cluster_.types[g.type].name;
     o.predicted_start_s = ToS(dec.start_ms);
     o.predicted_end_s = end_s;
+    o.calibration = calibration_->Factor(t.model, o.type);
     return o;
   };
   PlacementWhy w;

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -11,6 +12,7 @@
 #include "hase/sim/analytic_truth.h"
 #include "hase/sim/best_known.h"
 #include "hase/sim/lower_bound.h"
+#include "hase/sim/queue_eta.h"
 #include "hase/sim/table_truth.h"
 
 namespace hase::sim {
@@ -110,9 +112,17 @@ Result<ExperimentResult> RunExperiment(const sched::Cluster& cluster,
     SimOptions so;
     so.show_progress = options.show_progress;
     so.measure_decisions = options.measure_decisions;
+    std::optional<QueueEtaProbe> probe;
+    if (options.queue_eta) {
+      probe.emplace([&] { return sched::MakePolicy(name, pc); }, tasks);
+      so.after_instant = [&](const sched::ClusterState& s, const std::vector<int>& w) { probe->AfterInstant(s, w); };
+    }
     HASE_ASSIGN_OR_RETURN(SimResult r, Simulate(cluster, tasks, *policy, *truth, so));
     report.policies.push_back(
         Summarise(cluster, tasks, r, report.lower_bound, report.best_known_ms));
+    if (probe) {
+      HASE_ASSIGN_OR_RETURN(report.policies.back().queue_eta, probe->Finish(r.makespan_ms));
+    }
     out.runs.push_back(std::move(r));
   }
   CompareToRoundRobin(report);

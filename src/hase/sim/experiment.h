@@ -32,6 +32,10 @@ struct ExperimentOptions {
   bool best_known = true;           // compute the offline reference (best_known.h)
   bool show_progress = false;
   bool measure_decisions = true;
+  // Plan the queue with each policy's own code at t = 0 and at 25 / 50 / 75 % of that plan's
+  // ETA (queue_eta.h; report.json's queue_eta_s and errors). Costs up to four PlanQueue runs
+  // per policy, each bounded by QueueEtaProbe::kMaxDecisions Schedule calls.
+  bool queue_eta = true;
   std::string workload_name = "workload";
   // What the policies' oracle assumes, for the report ("runtime ort-cuda, precision tf32").
   std::string predictions;

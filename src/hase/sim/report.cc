@@ -220,6 +220,17 @@ std::string ReportJson(const Report& report, bool with_timing) {
     e["utilisation"] = u;
     e["reservations"] = p.reservations;
     e["backfills"] = p.backfills;
+    if (!std::isnan(p.queue_eta.eta_s)) {
+      // null where not finite (a task that can never end) or not reached (the run ended first)
+      auto num = [](double x) { return std::isfinite(x) ? nlohmann::ordered_json(R(x)) : nlohmann::ordered_json(); };
+      const QueueEta& q = p.queue_eta;
+      e["queue_eta_s"] = num(q.eta_s);
+      e["queue_eta"] = {{"planned_at_s", num(q.planned_at_s)},
+                        {"complete", q.complete},
+                        {"error", num(q.error)},
+                        {"error_at", {{"25%", num(q.error_at[0])}, {"50%", num(q.error_at[1])}, {"75%", num(q.error_at[2])}}},
+                        {"at_s", {{"25%", num(q.at_s[0])}, {"50%", num(q.at_s[1])}, {"75%", num(q.at_s[2])}}}};
+    }
     if (with_timing) {
       e["decision_us"] = {{"count", p.decisions},
                           {"mean", R(p.decision_mean_us, 3)},

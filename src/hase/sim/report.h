@@ -14,6 +14,7 @@
 #include "hase/sched/task.h"
 #include "hase/sim/best_known.h"
 #include "hase/sim/lower_bound.h"
+#include "hase/sim/queue_eta.h"
 #include "hase/sim/simulator.h"
 
 namespace hase::sim {
@@ -35,6 +36,10 @@ struct PolicyReport {
   double ratio_to_lower_bound = 0;  // makespan / lower bound (>= 1 up to the bound's caveats)
   double ratio_to_best_known = 0;   // makespan / best-known offline schedule's (0: none)
   double makespan_vs_rr = 0;        // makespan / rr's makespan; 0 when rr did not run
+  // The policy's own plan of the queue against what happened (queue_eta.h): its drain time as
+  // planned at the first instant (t = 0) and the relative errors of that plan and of the plans
+  // at 25 / 50 / 75 % of it. Not set (NaN) when the experiment did not probe.
+  QueueEta queue_eta;
 };
 
 struct Report {
