@@ -76,6 +76,9 @@ Status KubeBackend::Start(EndCallback on_end, NodeCallback on_node) {
 }
 
 Status KubeBackend::RefreshNodesOnce() {
+  // One refresh at a time, list and apply together: a list taken before a cordon must not be
+  // applied after a newer one (the poll thread and a caller racing).
+  std::lock_guard<std::mutex> refresh(refresh_mu_);
   HASE_ASSIGN_OR_RETURN(json list, client_.ListNodes());
   std::set<std::string> cordoned;
   for (const json& n : list["items"]) {

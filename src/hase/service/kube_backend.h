@@ -103,6 +103,7 @@ class KubeBackend final : public Backend {
   std::map<std::pair<int64_t, int>, WatchedPod> bound_;  // guarded by mu_: (task, attempt) → pod
   std::set<std::string> cordoned_;                       // guarded by mu_: the last node list's
   std::condition_variable node_cv_;                      // wakes the node poll on Stop
+  std::mutex refresh_mu_;                                // one RefreshNodesOnce at a time
   std::thread node_thread_;                              // the node poll (node_poll_s > 0)
 };
 
