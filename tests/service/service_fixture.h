@@ -12,6 +12,8 @@
 
 #include "hase/sched/cluster.h"
 #include "hase/sched/latency_oracle.h"
+#include "hase/service/daemon.h"
+#include "hase/service/task_record.h"
 
 namespace hase::testing {
 
@@ -69,6 +71,42 @@ inline bool OverwriteJournalSpec(const std::string& dir, int64_t id, const std::
   sqlite3_finalize(st);
   sqlite3_close(db);
   return ok;
+}
+
+// GPU 0: node a, index 0, A100; GPU 1: node b, index 0, T4; one task at a time on each. The
+// live plan, what-if and calibration tests work their plans out by hand on it.
+inline sched::Cluster OneA100OneT4(const std::string& name) {
+  sched::Cluster c;
+  c.name = name;
+  c.types = {{"A100-SXM4-40GB", 40960, 19.5, 1555}, {"T4", 15360, 8.1, 320}};
+  c.gpus = {{0, "a", 0, 0, 40960, 1}, {1, "b", 0, 1, 15360, 1}};
+  return c;
+}
+
+// resnet50: 10 ms/batch on the A100, 35 ms/batch on the T4 (1000 batches: 10 s / 35 s).
+inline std::shared_ptr<sched::TableOracle> OneA100OneT4Table() {
+  auto o = std::make_shared<sched::TableOracle>();
+  o->Set("resnet50", "A100-SXM4-40GB", 10, 0.8, 2000);
+  o->Set("resnet50", "T4", 35, 0.8, 2000);
+  return o;
+}
+
+// A daemon on `clock` that passes only when asked (tick 1 h), journal without fsync.
+inline service::DaemonOptions FakeClockOptions(const std::string& dir, FakeClock& clock) {
+  service::DaemonOptions o;
+  o.state_dir = dir;
+  o.now_s = clock.Fn();
+  o.tick_s = 3600;
+  o.store.synchronous_full = false;
+  return o;
+}
+
+// 1000 batches of resnet50 (10 s on the A100 of OneA100OneT4Table).
+inline service::TaskSpec Resnet1000() {
+  service::TaskSpec s;
+  s.model = "resnet50";
+  s.num_batches = 1000;
+  return s;
 }
 
 }  // namespace hase::testing

@@ -32,38 +32,10 @@ namespace {
 using hase::testing::FakeClock;
 using nlohmann::json;
 
-// GPU 0: node a, index 0, A100; GPU 1: node b, index 0, T4. One task at a time on each.
-sched::Cluster TwoGpus() {
-  sched::Cluster c;
-  c.name = "whatif";
-  c.types = {{"A100-SXM4-40GB", 40960, 19.5, 1555}, {"T4", 15360, 8.1, 320}};
-  c.gpus = {{0, "a", 0, 0, 40960, 1}, {1, "b", 0, 1, 15360, 1}};
-  return c;
-}
-
-// resnet50: 10 ms/batch on the A100, 35 ms/batch on the T4 (1000 batches: 10 s / 35 s).
-std::shared_ptr<const sched::LatencyOracle> Table() {
-  auto o = std::make_shared<sched::TableOracle>();
-  o->Set("resnet50", "A100-SXM4-40GB", 10, 0.8, 2000);
-  o->Set("resnet50", "T4", 35, 0.8, 2000);
-  return o;
-}
-
-DaemonOptions Opts(const std::string& dir, FakeClock& clock) {
-  DaemonOptions o;
-  o.state_dir = dir;
-  o.now_s = clock.Fn();
-  o.tick_s = 3600;
-  o.store.synchronous_full = false;
-  return o;
-}
-
-TaskSpec Resnet() {
-  TaskSpec s;
-  s.model = "resnet50";
-  s.num_batches = 1000;
-  return s;
-}
+sched::Cluster TwoGpus() { return hase::testing::OneA100OneT4("whatif"); }
+std::shared_ptr<const sched::LatencyOracle> Table() { return hase::testing::OneA100OneT4Table(); }
+DaemonOptions Opts(const std::string& dir, FakeClock& clock) { return hase::testing::FakeClockOptions(dir, clock); }
+TaskSpec Resnet() { return hase::testing::Resnet1000(); }
 
 // The live plan (live_plan_test.cc): 1 runs on a/0 [T, T+10], 4 on b/0 [T, T+35]; queued 2, 3,
 // 5 planned on a/0 [10,20], [20,30], [30,40]; ETA T+40.

@@ -29,6 +29,9 @@ struct Signature {
 void Daemon::PlanLocked(std::unique_lock<std::mutex>& lock, bool wait) {
   if (options_.plan_budget_ms <= 0) return;
   Signature sig;
+  // A changed calibration factor re-prices what runs and waits (calibration.h) without
+  // changing which tasks are where: the plan must be made again for it.
+  sig.Add(static_cast<double>(calibration_->generation()));
   for (const QueueKey& k : queue_) sig.Add(static_cast<double>(std::get<3>(k)));
   sig.Add(-1);
   for (const sched::GpuState& g : state_.gpus) {
