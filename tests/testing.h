@@ -1,6 +1,7 @@
 // Test helpers shared by all test binaries.
 #pragma once
 
+#include <csignal>
 #include <string>
 
 namespace hase::testing {
@@ -22,6 +23,27 @@ struct CommandResult {
 };
 // Runs `cmd` through /bin/sh, capturing stdout and stderr separately.
 CommandResult RunCommand(const std::string& cmd);
+
+// The signal a crash inside a library (SIGSEGV, SIGFPE) kills a child process with. Under
+// AddressSanitizer (tools/ci/sanitize.sh: abort_on_error=1) ASan's own handler reports the
+// crash and aborts: SIGABRT.
+inline int CrashSignal(int native) {
+#if defined(__SANITIZE_ADDRESS__)
+  (void)native;
+  return SIGABRT;
+#else
+  return native;
+#endif
+}
+// Its name as base/isolated_call.h writes it: "SIGFPE" ("SIGABRT" under ASan).
+inline std::string CrashSignalName(const std::string& native) {
+#if defined(__SANITIZE_ADDRESS__)
+  (void)native;
+  return "SIGABRT";
+#else
+  return native;
+#endif
+}
 
 }  // namespace hase::testing
 
