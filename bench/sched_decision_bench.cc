@@ -15,6 +15,7 @@
 #include <random>
 
 #include "hase/sched/registry.h"
+#include "bench_fleet.h"
 
 namespace hase::sched {
 namespace {
@@ -29,24 +30,8 @@ struct Fixture {
 
 Fixture Make(int gpus, bool indexed) {
   Fixture f;
-  f.cluster.name = "bench";
-  f.cluster.types = {{"A100-SXM4-40GB", 40960, 19.5, 1555},
-                     {"V100-SXM2-16GB", 16384, 15.7, 900},
-                     {"RTX-3090", 24576, 35.6, 936},
-                     {"T4", 15360, 8.1, 320}};
-  for (int i = 0; i < gpus; ++i) {
-    f.cluster.gpus.push_back({i, "n" + std::to_string(i / 8), i % 8, i % 4,
-                              f.cluster.types[i % 4].memory_mib, 4});
-  }
-  f.oracle = std::make_shared<TableOracle>();
-  const char* models[] = {"resnet50", "vgg16", "mobilenet_v2", "yolov8s", "densenet121"};
-  const double speed[] = {1.0, 1.3, 0.8, 2.5};  // per type, relative per-batch time
-  for (int m = 0; m < 5; ++m) {
-    for (int t = 0; t < 4; ++t) {
-      f.oracle->Set(models[m], f.cluster.types[t].name, (m + 1) * 5.0 * speed[t],
-                    0.3 + 0.15 * m, 1000 + 800 * m);
-    }
-  }
+  f.cluster = bench::FourTypeFleet(gpus);
+  f.oracle = bench::FiveModelTable(f.cluster);
   f.state = std::make_unique<ClusterState>(f.cluster);
   PolicyConfig pc;
   pc.oracle = f.oracle;
@@ -73,7 +58,7 @@ Fixture Make(int gpus, bool indexed) {
     Task t;
     t.id = 1000000 + i;
     t.name = "b" + std::to_string(i);
-    t.model = models[i % 5];
+    t.model = bench::kFleetModels[i % 5];
     t.num_batches = 100 + 37 * i;
     t.arrival_ms = 900;
     f.tasks.push_back(t);

@@ -401,6 +401,8 @@ class Daemon {
   // Undoes this pass's placements of `ids` after their write failed: back to `before`.
   void RevertLocked(const std::map<int64_t, TaskRecord>& before);  // requires mu_
   // daemon_reconcile.cc: what the backend reports, failures, drains, leases, recovery.
+  // Task `id` while launch `attempt` of it runs; null once it ended or was re-queued. Requires mu_.
+  TaskRecord* RunningLaunchLocked(int64_t id, int attempt);
   void OnEnd(int64_t id, int attempt, const TaskEnd& end);
   void OnStart(int64_t id, int attempt, const TaskStart& start);
   void OnNode(const std::string& node, NodeCondition condition, const std::string& reason);

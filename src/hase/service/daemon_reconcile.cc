@@ -16,12 +16,19 @@ namespace hase::service {
 using internal::kFailedGpuTaskId;
 using internal::kInf;
 
+TaskRecord* Daemon::RunningLaunchLocked(int64_t id, int attempt) {
+  auto it = tasks_.find(id);
+  if (it == tasks_.end()) return nullptr;
+  TaskRecord& r = it->second;
+  // Ended, cancelled or re-queued meanwhile: the report is about an older launch.
+  return r.state == TaskState::kRunning && r.attempts == attempt ? &r : nullptr;
+}
+
 void Daemon::OnEnd(int64_t id, int attempt, const TaskEnd& end) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = tasks_.find(id);
-  if (it == tasks_.end()) return;
-  TaskRecord& r = it->second;
-  if (r.state != TaskState::kRunning || r.attempts != attempt) return;  // cancelled / re-queued meanwhile
+  TaskRecord* found = RunningLaunchLocked(id, attempt);
+  if (!found) return;
+  TaskRecord& r = *found;
   std::vector<int64_t> changed{id};
   awaiting_start_.erase(id);
   if (internal::IsNotStartedNote(r.reason)) r.reason.clear();  // also one journalled before a restart
@@ -58,10 +65,9 @@ void Daemon::OnEnd(int64_t id, int attempt, const TaskEnd& end) {
 
 void Daemon::OnStart(int64_t id, int attempt, const TaskStart& start) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = tasks_.find(id);
-  if (it == tasks_.end()) return;
-  TaskRecord& r = it->second;
-  if (r.state != TaskState::kRunning || r.attempts != attempt) return;  // ended / re-queued meanwhile
+  TaskRecord* found = RunningLaunchLocked(id, attempt);
+  if (!found) return;
+  TaskRecord& r = *found;
   awaiting_start_.erase(id);
   const bool was_waiting = internal::IsNotStartedNote(r.reason);
   if (was_waiting) r.reason.clear();

@@ -116,24 +116,13 @@ std::string Daemon::MetricsText() const {
   out += GpuAndTaskSeriesLocked(Now());
   const std::vector<CalibratedOracle::Entry> cal = calibration_->Entries();
   if (!cal.empty()) {
-    auto esc = [](std::string_view v) {
-      std::string o;
-      for (char c : v) {
-        if (c == '\\' || c == '"') o += '\\';
-        if (c == '\n') {
-          o += "\\n";
-          continue;
-        }
-        o += c;
-      }
-      return o;
-    };
     std::string f = "# HELP hase_calibration_factor Correction applied to predicted run times of a model on a GPU "
                     "type, from completed tasks (1 until 2 completions).\n# TYPE hase_calibration_factor gauge\n";
     std::string n = "# HELP hase_calibration_samples Completed tasks the calibration of a model on a GPU type "
                     "learned from.\n# TYPE hase_calibration_samples gauge\n";
     for (const CalibratedOracle::Entry& e : cal) {
-      const std::string labels = fmt::format("model=\"{}\",type=\"{}\"", esc(e.model), esc(e.type));
+      const std::string labels =
+          fmt::format("model=\"{}\",type=\"{}\"", PromLabelValue(e.model), PromLabelValue(e.type));
       f += fmt::format("hase_calibration_factor{{{}}} {:.6g}\n", labels, e.applied() ? e.factor : 1.0);
       n += fmt::format("hase_calibration_samples{{{}}} {}\n", labels, e.samples);
     }
@@ -143,19 +132,7 @@ std::string Daemon::MetricsText() const {
 }
 
 std::string Daemon::GpuAndTaskSeriesLocked(double now) const {
-  // Label values escape \\, \" and newlines (text exposition format 0.0.4).
-  auto esc = [](std::string_view v) {
-    std::string o;
-    for (char c : v) {
-      if (c == '\\' || c == '"') o += '\\';
-      if (c == '\n') {
-        o += "\\n";
-        continue;
-      }
-      o += c;
-    }
-    return o;
-  };
+  const auto esc = PromLabelValue;  // label values (text exposition format 0.0.4)
   std::vector<std::string> gpu_labels;
   for (const sched::Gpu& g : cluster_.gpus) {
     gpu_labels.push_back(fmt::format("gpu=\"{}\",node=\"{}\",index=\"{}\",type=\"{}\"", g.id, esc(g.node), g.index,

@@ -4,6 +4,20 @@
 
 namespace hase::service {
 
+std::string PromLabelValue(std::string_view v) {
+  std::string o;
+  o.reserve(v.size());
+  for (char c : v) {
+    if (c == '\\' || c == '"') o += '\\';
+    if (c == '\n') {
+      o += "\\n";
+      continue;
+    }
+    o += c;
+  }
+  return o;
+}
+
 void Metrics::CountFinished(const std::string& state) {
   std::lock_guard<std::mutex> lock(mu_);
   ++finished_[state];

@@ -23,8 +23,12 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 namespace hase::service {
+
+// A label value escaped as the text exposition format 0.0.4 requires: \\, \" and \n.
+std::string PromLabelValue(std::string_view v);
 
 class Metrics {
  public:
