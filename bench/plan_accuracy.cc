@@ -81,6 +81,10 @@ struct Row {
   uint64_t seed = 0;
   double eta_s = 0, makespan_s = 0, eta_err = 0, finish_median = 0, finish_p90 = 0;
   double eta_err_at[3] = {NAN, NAN, NAN};  // ETA error of the plan made at 25 / 50 / 75 % of the run
+  // The simple baseline, same state at t = 0: every queued task list-scheduled in queue order on
+  // the GPU of its earliest predicted completion (earliest-finish placement with the same
+  // predictions; PlanQueue with max_decisions = 0, its extrapolation), no policy run forward.
+  double eft_eta_s = 0, eft_eta_err = 0;
 };
 
 // Runs the workload in the simulator under the analytic truth (seed 0: perfect) and, after
@@ -99,6 +103,7 @@ Result<Row> RunSeed(const sched::Cluster& cluster, const std::vector<sched::Task
   std::map<int, std::pair<double, int>> was_running;  // task → (started, GPU) at the last instant
   std::vector<double> predicted_end(tasks.size(), NAN);
   std::vector<std::pair<double, double>> etas;  // (plan time, ETA), ms
+  double eft_eta_ms = NAN;                      // the baseline's ETA at the first instant, ms
   Status hook_error = Status::OK();
   sim::SimOptions so;
   so.measure_decisions = false;
@@ -144,6 +149,18 @@ Result<Row> RunSeed(const sched::Cluster& cluster, const std::vector<sched::Task
     if (cal) {
       for (size_t g = 0; g < view.gpus.size(); ++g) (*policy)->OnGpuChanged(*corrected, static_cast<int>(g));
     }
+    if (etas.empty()) {  // t = 0: the earliest-finish baseline on the same state
+      sched::QueuePlanOptions eft = po;
+      eft.max_decisions = 0;
+      Result<std::unique_ptr<sched::Policy>> own = sched::MakePolicy("hase", plan_pc);  // no shared plugin state
+      if (!own.ok()) return void(hook_error = own.status());
+      if (cal) {
+        for (size_t g = 0; g < view.gpus.size(); ++g) (*own)->OnGpuChanged(*corrected, static_cast<int>(g));
+      }
+      Result<sched::QueuePlan> b = sched::PlanQueue(view, **own, queue, eft);
+      if (!b.ok()) return void(hook_error = b.status());
+      eft_eta_ms = b->eta_ms;
+    }
     Result<sched::QueuePlan> plan = sched::PlanQueue(view, **policy, queue, po);
     if (!plan.ok()) return void(hook_error = plan.status());
     etas.emplace_back(state.now_ms, plan->eta_ms);
@@ -166,6 +183,8 @@ Result<Row> RunSeed(const sched::Cluster& cluster, const std::vector<sched::Task
   row.makespan_s = real.makespan_ms / 1000.0;
   row.eta_s = etas.empty() ? NAN : etas.front().second / 1000.0;
   row.eta_err = std::abs(row.eta_s - row.makespan_s) / row.makespan_s;
+  row.eft_eta_s = eft_eta_ms / 1000.0;
+  row.eft_eta_err = std::abs(row.eft_eta_s - row.makespan_s) / row.makespan_s;
   for (int k = 0; k < 3; ++k) {
     const double at = (k + 1) * 0.25 * real.makespan_ms;
     for (const auto& [t, eta] : etas) {
@@ -259,27 +278,29 @@ int Main(int argc, char** argv) {
               queue_at_zero ? "every task submitted at t = 0" : "the workload's own",
               calibrate ? "calibrated from what ran" : "uncalibrated");
   std::printf("| seed | ETA at t=0 (s) | real makespan (s) | ETA error at 0 / 25 / 50 / 75 %% of the run | "
-              "per-task finish error at submit: median | p90 |\n|---|---|---|---|---|---|\n");
-  std::vector<double> eta_errs, med, p90;
+              "per-task finish error at submit: median | p90 | baseline (earliest-finish list schedule) ETA at t=0 | its "
+              "error |\n|---|---|---|---|---|---|---|---|\n");
+  std::vector<double> eta_errs, med, p90, eft_errs;
   for (uint64_t seed = table ? first : 0; seed <= last; ++seed) {
     if (seed != 0 && seed < first) continue;
     Result<std::vector<sched::Task>> tasks = load_tasks(seed == 0 ? first : seed);
     if (!tasks.ok()) return fail(tasks.status());
     Result<Row> r = RunSeed(*cluster, *tasks, oracle, seed, table.get(), calibrate);
     if (!r.ok()) return fail(r.status());
-    std::printf("| %s | %.1f | %.1f | %.2f / %.2f / %.2f / %.2f %% | %.2f %% | %.2f %% |\n",
+    std::printf("| %s | %.1f | %.1f | %.2f / %.2f / %.2f / %.2f %% | %.2f %% | %.2f %% | %.1f | %.2f %% |\n",
                 seed == 0 ? "perfect" : std::to_string(seed).c_str(), r->eta_s, r->makespan_s, 100 * r->eta_err,
                 100 * r->eta_err_at[0], 100 * r->eta_err_at[1], 100 * r->eta_err_at[2], 100 * r->finish_median,
-                100 * r->finish_p90);
+                100 * r->finish_p90, r->eft_eta_s, 100 * r->eft_eta_err);
     if (seed == 0) continue;
+    eft_errs.push_back(r->eft_eta_err);
     eta_errs.push_back(r->eta_err);
     med.push_back(r->finish_median);
     p90.push_back(r->finish_p90);
   }
-  std::printf("| median over seeds %llu-%llu | | | %.2f %% (at 0; p90 %.2f %%) | %.2f %% | %.2f %% |\n",
+  std::printf("| median over seeds %llu-%llu | | | %.2f %% (at 0; p90 %.2f %%) | %.2f %% | %.2f %% | | %.2f %% |\n",
               static_cast<unsigned long long>(first), static_cast<unsigned long long>(last),
               100 * Quantile(eta_errs, 0.5), 100 * Quantile(eta_errs, 0.9), 100 * Quantile(med, 0.5),
-              100 * Quantile(p90, 0.5));
+              100 * Quantile(p90, 0.5), 100 * Quantile(eft_errs, 0.5));
   return 0;
 }
 
