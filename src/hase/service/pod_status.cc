@@ -5,6 +5,8 @@
 #include <ctime>
 #include <string>
 
+#include "hase/base/iso_time.h"
+
 namespace hase::service {
 namespace {
 
@@ -28,6 +30,8 @@ double TimeAt(const json& j, std::initializer_list<const char*> keys) {
 
 double ParseRfc3339(std::string_view t) {
   // YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM|-HH:MM)
+  std::optional<std::tm> tm = ParseIsoDateTime(t);
+  if (!tm || t.size() < 20) return 0;
   auto digits = [&](size_t at, size_t n, int& out) {
     if (at + n > t.size()) return false;
     out = 0;
@@ -37,13 +41,6 @@ double ParseRfc3339(std::string_view t) {
     }
     return true;
   };
-  int y, mo, d, h, mi, s;
-  if (t.size() < 20 || !digits(0, 4, y) || t[4] != '-' || !digits(5, 2, mo) || t[7] != '-' || !digits(8, 2, d) ||
-      (t[10] != 'T' && t[10] != 't' && t[10] != ' ') || !digits(11, 2, h) || t[13] != ':' || !digits(14, 2, mi) ||
-      t[16] != ':' || !digits(17, 2, s)) {
-    return 0;
-  }
-  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60) return 0;
   size_t at = 19;
   double frac = 0;
   if (at < t.size() && t[at] == '.') {
@@ -65,14 +62,7 @@ double ParseRfc3339(std::string_view t) {
   } else {
     return 0;
   }
-  std::tm tm{};
-  tm.tm_year = y - 1900;
-  tm.tm_mon = mo - 1;
-  tm.tm_mday = d;
-  tm.tm_hour = h;
-  tm.tm_min = mi;
-  tm.tm_sec = s;
-  const time_t epoch = timegm(&tm);
+  const time_t epoch = timegm(&*tm);
   return static_cast<double>(epoch) - offset_s + frac;
 }
 

@@ -6,6 +6,8 @@
 #include <ctime>
 #include <set>
 
+#include "hase/base/iso_time.h"
+
 namespace hase::service {
 namespace {
 
@@ -182,25 +184,11 @@ int ParseSlurmExitCode(std::string_view exit_code) {
 
 std::optional<double> ParseSlurmTime(std::string_view text) {
   text = Trim(text);
-  if (text.size() != 19 || text[4] != '-' || text[7] != '-' || text[10] != 'T' || text[13] != ':' ||
-      text[16] != ':') {
-    return std::nullopt;  // Unknown, None, N/A, ""
-  }
-  int64_t f[6];
-  const size_t pos[6] = {0, 5, 8, 11, 14, 17}, len[6] = {4, 2, 2, 2, 2, 2};
-  for (int i = 0; i < 6; ++i) {
-    if (!ToInt(text.substr(pos[i], len[i]), f[i])) return std::nullopt;
-  }
-  if (f[1] < 1 || f[1] > 12 || f[2] < 1 || f[2] > 31 || f[3] > 23 || f[4] > 59 || f[5] > 60) return std::nullopt;
-  std::tm tm{};
-  tm.tm_year = static_cast<int>(f[0] - 1900);
-  tm.tm_mon = static_cast<int>(f[1] - 1);
-  tm.tm_mday = static_cast<int>(f[2]);
-  tm.tm_hour = static_cast<int>(f[3]);
-  tm.tm_min = static_cast<int>(f[4]);
-  tm.tm_sec = static_cast<int>(f[5]);
-  tm.tm_isdst = -1;  // local time: let the zone rules say whether DST applies
-  const std::time_t t = std::mktime(&tm);
+  // Slurm writes exactly "YYYY-MM-DDTHH:MM:SS" in slurmctld's local zone; Unknown, None, N/A, "".
+  if (text.size() != 19 || text[10] != 'T') return std::nullopt;
+  std::optional<std::tm> tm = ParseIsoDateTime(text);
+  if (!tm) return std::nullopt;
+  const std::time_t t = std::mktime(&*tm);  // tm_isdst = -1: the zone rules say whether DST applies
   if (t == static_cast<std::time_t>(-1)) return std::nullopt;
   return static_cast<double>(t);
 }
