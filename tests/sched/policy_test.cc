@@ -112,5 +112,51 @@ TEST(HasePolicyTest, WaitsForFasterGpuThatFreesSoon) {
   EXPECT_DOUBLE_EQ(d2->end_ms, 6);
 }
 
+// hase: a reservation that comes due is taken at its own price. One fast GPU busy until 10:
+// t1 reserves it; at 10 it is free, and in that pass t2 (offered first) waits behind the
+// reservation and claims the GPU. t1 then binds and ends at 20 (10 ms, alone), not at 30 behind
+// t2's claim, which only planned to follow it. (Priced behind the claim, the daemon's
+// calibration learned a factor from a doubled prediction: Calibration.EtaConvergesOnTruthOverRest.)
+TEST(HasePolicyTest, DueReservationIsPricedAheadOfClaimsBehindIt) {
+  Cluster c;
+  c.name = "one";
+  c.types = {{"fast", 16384, 20, 1000}};
+  c.gpus = {{0, "n0", 0, 0, 16384, 1}};
+  PolicyConfig pc;
+  pc.oracle = Oracle();
+  pc.cluster = &c;
+  auto p = MakePolicy("hase", pc);
+  ASSERT_TRUE(p.ok());
+  ClusterState state(c);
+  Task t0 = MakeTask(0, "m", 10), t1 = MakeTask(1, "m", 10), t2 = MakeTask(2, "m", 10);
+  CycleState c0;
+  auto d0 = (*p)->Schedule(t0, state, c0);
+  ASSERT_EQ(d0->kind, Decision::Kind::kBind);
+  (*p)->Commit(t0, *d0, c0, state);
+  CycleState c1;
+  auto d1 = (*p)->Schedule(t1, state, c1);
+  ASSERT_EQ(d1->kind, Decision::Kind::kWait);
+  ASSERT_TRUE(d1->reserve);
+  (*p)->Commit(t1, *d1, c1, state);
+  ASSERT_EQ(state.ReservedGpuOf(1), 0);
+  // t0 ends at 10; a new pass.
+  state.now_ms = 10;
+  state.gpus[0].running.clear();
+  (*p)->OnGpuChanged(state, 0);
+  (*p)->BeginPass(state);
+  CycleState c2;
+  auto d2 = (*p)->Schedule(t2, state, c2);
+  ASSERT_EQ(d2->kind, Decision::Kind::kWait);
+  EXPECT_DOUBLE_EQ(d2->start_ms, 20);  // behind the reserved t1
+  (*p)->Commit(t2, *d2, c2, state);
+  ASSERT_EQ(state.gpus[0].claims.size(), 1u);
+  CycleState c3;
+  auto d3 = (*p)->Schedule(t1, state, c3);
+  ASSERT_EQ(d3->kind, Decision::Kind::kBind);
+  EXPECT_EQ(d3->gpu, 0);
+  EXPECT_DOUBLE_EQ(d3->start_ms, 10);
+  EXPECT_DOUBLE_EQ(d3->end_ms, 20);
+}
+
 }  // namespace
 }  // namespace hase::sched

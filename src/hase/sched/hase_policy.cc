@@ -364,7 +364,13 @@ Decision HasePlugin::Select(const Task& task, const ClusterState& state, const C
     const GpuState& g = state.gpus[held];
     const Result<TaskProfile>& p = cycle.profile[g.type];
     if (p.ok() && g.FitsNow(MemoryNeedMib(task, *p))) {
-      return explain(BindNow(held, now, Predict(task, g, cycle).end_ms));
+      // Priced as it starts: now, beside what runs. This pass's claims on the GPU were planned
+      // behind the reservation (Predict puts the holder first for them), so none goes ahead of
+      // it; pricing it behind them (FIFO) doubled its predicted run, and the calibration then
+      // learned from that wrong prediction.
+      GpuState due = g;
+      due.claims.clear();
+      return explain(BindNow(held, now, Predict(task, due, cycle).end_ms));
     }
   }
   // Wait for the GPU of the best predicted completion, claiming it for this pass.
