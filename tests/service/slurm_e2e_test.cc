@@ -581,7 +581,7 @@ TEST_F(SlurmE2E, EachJobRunsOnTheGpuIndexHaseReports) {
   const auto logged = DecisionLogGpus("g", 0);
   std::ifstream f(dir_ + "/g.log");
   std::string line;
-  int lines = 0, moved = 0;
+  int lines = 0, moved = 0, moved_in_why = 0;
   while (std::getline(f, line)) {
     std::istringstream in(line);
     int64_t id = 0, job = 0;
@@ -596,12 +596,22 @@ TEST_F(SlurmE2E, EachJobRunsOnTheGpuIndexHaseReports) {
     ASSERT_TRUE(logged.count(id)) << "task " << id << " not in the decision log";
     EXPECT_EQ(logged.at(id).first, node) << line;
     EXPECT_EQ(logged.at(id).second, gpu) << "job " << line << " ran on another GPU than the decision log says";
+    // `why` keeps hase's choice and, when Slurm chose another index, says where it ran.
+    const json why = Get(port, "/v1/tasks/" + std::to_string(id))["why"];
+    ASSERT_TRUE(why.is_object()) << why.dump();
+    if (why.contains("moved")) {
+      ++moved_in_why;
+      EXPECT_EQ(why["moved"]["node"], node) << why.dump();
+      EXPECT_EQ(why["moved"]["index"], gpu) << why.dump();
+      EXPECT_EQ(why["moved"]["by"], "slurm") << why.dump();
+    }
   }
   EXPECT_EQ(lines, kJobs);
   {
     std::ifstream err(dir_ + "/serve-g0.out.err");
     while (std::getline(err, line)) moved += line.find(" move task=") != std::string::npos;
   }
+  EXPECT_EQ(moved_in_why, moved) << "every move is in the task's why";
   std::printf("[slurm e2e] %d of %d jobs got another index than hase chose; each read back and moved\n", moved, kJobs);
 }
 

@@ -158,8 +158,14 @@ json WhyJson(const PlacementWhy& w) {
   };
   json alts = json::array();
   for (const PlacementWhy::Option& o : w.alternatives) alts.push_back(option(o, true));
-  return json{{"decided_s", w.decided_s}, {"policy", w.policy},       {"priced", w.priced},
-              {"objective", w.objective}, {"chosen", option(w.chosen, false)}, {"alternatives", alts}};
+  json out{{"decided_s", w.decided_s}, {"policy", w.policy},       {"priced", w.priced},
+           {"objective", w.objective}, {"chosen", option(w.chosen, false)}, {"alternatives", alts}};
+  if (w.moved) {
+    out["moved"] = json{{"gpu", w.moved->gpu},   {"node", w.moved->node}, {"index", w.moved->index},
+                        {"by", w.moved->by},     {"at_s", w.moved->at_s},
+                        {"note", w.moved->by + " started it on this GPU of the chosen type; the prices hold"}};
+  }
+  return out;
 }
 
 }  // namespace

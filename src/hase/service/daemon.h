@@ -182,6 +182,17 @@ struct PlacementWhy {
   std::string objective;   // what cost_s is and how the policy decides, or what the estimate is
   Option chosen;
   std::vector<Option> alternatives;  // lowest cost (priced) or earliest end first
+  // The runner started the task on another GPU of the chosen type than hase picked (Slurm chose
+  // another index, dcgm-exporter saw the pod on another device): where it really runs. The
+  // prices above hold (same type); the task's own gpu/node/gpu_index follow the move.
+  struct Moved {
+    int gpu = -1;
+    std::string node;
+    int index = -1;
+    std::string by;    // the backend that decided it: "slurm", "kubernetes", ...
+    double at_s = 0;   // wall s
+  };
+  std::optional<Moved> moved;
 };
 
 // One GPU as GET /v1/gpus reports it.

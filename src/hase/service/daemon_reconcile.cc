@@ -126,6 +126,10 @@ bool Daemon::ApplyStartLocked(TaskRecord& r, const TaskStart& start) {
   r.gpu = to;
   r.node = start.node;
   r.gpu_index = start.gpu_index;
+  if (auto w = why_.find(r.id); w != why_.end()) {
+    w->second.moved = PlacementWhy::Moved{to, start.node, start.gpu_index, backend_ ? backend_->Name() : "the runner",
+                                          Now()};
+  }
   policy_->OnGpuChanged(state_, from);
   policy_->OnGpuChanged(state_, to);
   return true;
