@@ -273,5 +273,31 @@ TEST(Float16Fusion, FunctionInliningAttention) {
   ExpectOrtAgrees(path, l);
 }
 
+// Issue 24: mobilenet_v3_large in float16 at opset 17 had 20 Casts more than ORT. Its HardSwish
+// ops (no float16 CPU kernel) are inlined as HardSigmoid + Mul, and every inlined body used the
+// same prefix, so the second body's HardSigmoid overwrote the first's tensor
+// (_inlfunc_HardSwish_HS_X) and the graph lost its ops and gained Casts. Each body now gets its
+// own prefix (_inlfunc_HardSwish, _inlfunc_HardSwish_token_0, …), as Graph::GenerateNodeName does.
+// Conv → HardSwish → Conv → HardSwish in float16: two HardSigmoid + Mul pairs, shapes of their
+// own, and the same kernels as onnxruntime-node 1.30 in the same order.
+TEST(Float16Fusion, FunctionInliningTwiceKeepsEachBody) {
+  ModelBuilder b(17);
+  b.Input("x", {"N", "3", "8", "8"}, kF16);
+  b.Weight("w1", {4, 3, 3, 3}, false, kF16).Weight("w2", {6, 4, 1, 1}, false, kF16);
+  ModelBuilder::Ints(b.Node("Conv", {"x", "w1"}, {"c1"}), "strides", {2, 2});
+  b.Node("HardSwish", {"c1"}, {"h1"});
+  b.Node("Conv", {"h1", "w2"}, {"c2"});
+  b.Node("HardSwish", {"c2"}, {"y"});
+  b.Output("y", kF16);
+  const std::string path = b.Write("inline_fp16_hardswish_twice.onnx");
+  const KernelList l = Build(path, {.batch = 2, .profile = "ort-cpu"});
+  ASSERT_EQ(Types(l), (V{"Cast", "Cast", "Cast", "Conv", "HardSigmoid", "Mul", "Conv",
+                         "HardSigmoid", "Mul", "Cast"}));
+  EXPECT_EQ(l.kernels[4].outputs.at(0).shape, (std::vector<int64_t>{2, 4, 3, 3}));
+  EXPECT_EQ(l.kernels[7].outputs.at(0).shape, (std::vector<int64_t>{2, 6, 3, 3}));
+  EXPECT_NE(l.kernels[4].outputs.at(0).name, l.kernels[7].outputs.at(0).name);
+  ExpectOrtAgrees(path, l);
+}
+
 }  // namespace
 }  // namespace hase

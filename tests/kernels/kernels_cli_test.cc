@@ -82,6 +82,31 @@ TEST(KernelsCli, TruncatedAndNonOnnxFiles) {
       << t.err;
 }
 
+// Issue 24: a user's model whose external data file is absent loads (kernels and latencies need
+// no weight bytes) with one warning naming the file and a tensor, on `kernels` and `predict`;
+// the zoo, weight-free by design, stays silent.
+TEST(KernelsCli, MissingExternalDataIsOneWarningOnKernelsAndPredict) {
+  ModelBuilder b;
+  b.Input("x", {"N", "3", "8", "8"}).Weight("w", {4, 3, 3, 3}, /*external=*/true);
+  b.Node("Conv", {"x", "w"}, {"c"});
+  b.Node("Relu", {"c"}, {"y"});
+  b.Output("y");
+  const std::string path = b.Write("cli_external.onnx");
+  const std::string want = "external data file '" + hase::testing::TestTempDir() +
+                           "/absent_weights.bin' is missing: 1 initializer has no weight bytes "
+                           "(first 'w'); kernels and latencies do not need the bytes, running the "
+                           "model does (ONNX Runtime refuses it)\n";
+  auto k = Kernels(path);
+  EXPECT_EQ(k.exit_code, 0) << k.err;
+  EXPECT_EQ(k.err, "hase: warning: " + want);
+  auto p = RunCommand(HaseBin() + " predict " + path + " --gpu T4");
+  EXPECT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_EQ(p.err, "hase predict: warning: " + want);
+  auto zoo = Kernels(Zoo("mobilenet_v2"));
+  EXPECT_EQ(zoo.exit_code, 0);
+  EXPECT_EQ(zoo.err, "");
+}
+
 TEST(KernelsCli, UnknownOpWarnsAndStrictFails) {
   ModelBuilder b;
   b.Input("x", {"N", "3", "8", "8"});

@@ -9,6 +9,7 @@
 #include <climits>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
@@ -272,12 +273,15 @@ Result<onnx::ModelProto> ReadModelProto(const std::string& path, ModelReadStats*
   }
   *model.mutable_graph() = std::move(graph);
 
-  // External data: count and check (stat only) the files; they are never opened. An absent file
-  // is fine (weight-free models); a present one must hold every byte an entry points at.
+  // External data: count and check (stat only) the files. A large tensor's file is never
+  // opened; a small one's (at most kMaxInlineDataBytes: shape tensors, scales, bounds whose
+  // values shape inference and fusion rules read) is read in, as if embedded. Problems (absent
+  // file, a length other than the tensor's size, an entry past the end of its file) are recorded
+  // per tensor in stats.external_data_issues, not errors: kernels and latencies need no bytes.
   std::set<std::string> missing;
   std::map<std::string, int64_t> sizes;  // location -> file size, for present files
   const std::filesystem::path dir = std::filesystem::path(path).parent_path();
-  for (const auto& t : model.graph().initializer()) {
+  for (auto& t : *model.mutable_graph()->mutable_initializer()) {
     if (t.data_location() != onnx::TensorProto::EXTERNAL) continue;
     stats.external_initializers += 1;
     std::string location;
@@ -302,19 +306,19 @@ Result<onnx::ModelProto> ReadModelProto(const std::string& path, ModelReadStats*
       }
     }
     if (location.empty()) continue;
+    auto issue = [&](ExternalDataIssue::Kind kind, std::string detail) {
+      stats.external_data_issues.push_back({kind, t.name(), location, std::move(detail)});
+    };
     // The entry must describe this tensor: `length`, when given, is its byte size (ONNX
     // Runtime refuses a mismatch: "TensorProto external data size mismatch").
     const std::optional<int64_t> bytes = TensorBytes(t);
     if (length >= 0 && bytes && length != *bytes) {
-      return Status::Parse("initializer '" + t.name() + "' (" + DimsText(t) + ", " +
-                               onnx::TensorProto::DataType_Name(
-                                   static_cast<onnx::TensorProto::DataType>(t.data_type())) +
-                               ") is " + std::to_string(*bytes) + " bytes, but its external-data "
-                               "entry gives length " + std::to_string(length) + " in '" +
-                               location + "'",
-                           path,
-                           "the model's external-data entries do not match its tensors; "
-                           "re-save it with onnx.save_model(..., save_as_external_data=True)");
+      issue(ExternalDataIssue::kWrongLength,
+            "initializer '" + t.name() + "' (" + DimsText(t) + ", " +
+                onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(t.data_type())) +
+                ") is " + std::to_string(*bytes) + " bytes, but its external-data entry gives length " +
+                std::to_string(length) + " in '" + location + "'");
+      continue;
     }
     auto it = sizes.find(location);
     if (it == sizes.end()) {
@@ -322,6 +326,7 @@ Result<onnx::ModelProto> ReadModelProto(const std::string& path, ModelReadStats*
       const auto size = std::filesystem::file_size(dir / location, ec);
       if (ec) {
         missing.insert(location);
+        issue(ExternalDataIssue::kMissingFile, "'" + location + "' is missing");
         continue;
       }
       it = sizes.emplace(location, static_cast<int64_t>(size)).first;
@@ -332,17 +337,60 @@ Result<onnx::ModelProto> ReadModelProto(const std::string& path, ModelReadStats*
       length = *bytes;
     }
     if (offset > it->second || length > it->second - offset) {
-      return Status::Parse("initializer '" + t.name() + "' points at bytes " + std::to_string(offset) +
-                               ".." + std::to_string(offset + length) + " of '" + location +
-                               "', which has only " + std::to_string(it->second) + " bytes",
-                           path,
-                           "the external data file is truncated or belongs to another model; "
-                           "re-export it, or remove it to load the model weight-free");
+      issue(ExternalDataIssue::kPastTheEnd,
+            "initializer '" + t.name() + "' points at bytes " + std::to_string(offset) + ".." +
+                std::to_string(offset + length) + " of '" + location + "', which has only " +
+                std::to_string(it->second) + " bytes");
+      continue;
+    }
+    if (bytes && *bytes <= kMaxInlineDataBytes) {
+      std::ifstream in(dir / location, std::ios::binary);
+      std::string raw(static_cast<size_t>(*bytes), '\0');
+      if (in.seekg(offset) && in.read(raw.data(), static_cast<std::streamsize>(raw.size()))) {
+        t.set_data_location(onnx::TensorProto::DEFAULT);
+        t.clear_external_data();
+        t.set_raw_data(std::move(raw));
+        stats.external_initializers -= 1;
+        stats.read_external_initializers += 1;
+      } else {
+        issue(ExternalDataIssue::kPastTheEnd, "cannot read initializer '" + t.name() + "' from '" +
+                                                  location + "'");
+      }
     }
   }
   stats.missing_external_files = static_cast<int>(missing.size());
   if (stats_out != nullptr) *stats_out = stats;
   return model;
+}
+
+std::vector<std::string> ExternalDataWarnings(const ModelReadStats& stats, const std::string& model_path) {
+  std::vector<std::string> out;
+  std::vector<std::string> order;  // locations in file order
+  std::map<std::string, std::vector<const ExternalDataIssue*>> by_location;
+  for (const auto& i : stats.external_data_issues) {
+    auto& v = by_location[i.location];
+    if (v.empty()) order.push_back(i.location);
+    v.push_back(&i);
+  }
+  const std::string dir = std::filesystem::path(model_path).parent_path().string();
+  for (const auto& location : order) {
+    const auto& issues = by_location[location];
+    const ExternalDataIssue& first = *issues.front();
+    const size_t n = issues.size();
+    const std::string file = (std::filesystem::path(dir.empty() ? "." : dir) / location).string();
+    std::string line;
+    if (first.kind == ExternalDataIssue::kMissingFile) {
+      line = "external data file '" + file + "' is missing: " + std::to_string(n) + " initializer" +
+             (n == 1 ? " has" : "s have") + " no weight bytes (first '" + first.tensor + "')";
+    } else {
+      line = "external data file '" + file + "' does not match the model: " + first.detail;
+      if (n > 1) line += " (and " + std::to_string(n - 1) + " more initializers)";
+    }
+    line += "; kernels and latencies do not need the bytes, running the model does (ONNX Runtime "
+            "refuses it)";
+    out.push_back(std::move(line));
+  }
+  return out;
 }
 
 }  // namespace hase::graph

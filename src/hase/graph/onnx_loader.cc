@@ -596,6 +596,19 @@ Result<LoadedGraph> LoadOnnxGraph(const std::string& path, const LoadOptions& op
       break;
     }
   }
+  // Unreadable external data: one warning per data file, except for models hase's own export
+  // wrote weight-free by design (models/*.onnx: producer "hase tools/export_zoo.py …", data file
+  // never written).
+  {
+    const bool weight_free_zoo = model.producer_name().rfind("hase tools/export_zoo.py", 0) == 0;
+    bool only_missing = true;
+    for (const auto& i : out.read_stats.external_data_issues) {
+      only_missing = only_missing && i.kind == ExternalDataIssue::kMissingFile;
+    }
+    if (!(weight_free_zoo && only_missing)) {
+      for (auto& w : ExternalDataWarnings(out.read_stats, path)) out.warnings.push_back(std::move(w));
+    }
+  }
   // Window attributes first: ONNX's inference divides by strides (a zero one is SIGFPE).
   HASE_RETURN_IF_ERROR(CheckWindowAttributes(*g, path));
   {
@@ -607,8 +620,28 @@ Result<LoadedGraph> LoadOnnxGraph(const std::string& path, const LoadOptions& op
   }
   // Shape inference, in one child process (InferencePhase): a crash or hang in libonnx is a
   // Status, not the end of `hase` or of the daemon that loads the model.
-  HASE_ASSIGN_OR_RETURN(InferredModel inferred, InferenceIsolated(std::move(model), path, options,
-                                                                  std::move(out.warnings)));
+  Result<InferredModel> inferred_or =
+      InferenceIsolated(std::move(model), path, options, std::move(out.warnings));
+  if (!inferred_or.ok()) {
+    // ONNX's "Cannot parse data from external tensors. Please load external data into raw data
+    // for tensor: NAME": a value it needs is in external data hase could not read.
+    const std::string& msg = inferred_or.status().message();
+    constexpr std::string_view kMarker = "load external data into raw data for tensor: ";
+    if (const size_t at = msg.find(kMarker); at != std::string::npos) {
+      std::string tensor = msg.substr(at + kMarker.size());
+      tensor = tensor.substr(0, tensor.find_first_of("\n "));
+      for (const auto& i : out.read_stats.external_data_issues) {
+        if (i.tensor != tensor) continue;
+        return Status::InvalidArgument(
+            "shape inference needs the values of initializer '" + tensor +
+                "', but its external data cannot be read: " + i.detail,
+            path, "put the model's external data file next to it (or re-save it with "
+                  "onnx.save_model(..., save_as_external_data=True))");
+      }
+    }
+    return inferred_or.status();
+  }
+  InferredModel inferred = std::move(inferred_or).value();
   model = std::move(inferred.model);
   g = model.mutable_graph();
   out.warnings = std::move(inferred.warnings);
@@ -679,11 +712,24 @@ Result<LoadedGraph> LoadOnnxGraph(const std::string& path, const LoadOptions& op
   HASE_RETURN_IF_ERROR(ValidateOps(graph, path));
 
   if (options.require_shapes) {
+    std::unordered_map<std::string, const ExternalDataIssue*> unreadable;
+    for (const auto& i : out.read_stats.external_data_issues) unreadable.emplace(i.tensor, &i);
     for (const Node& n : graph.nodes()) {
       auto check = [&](const std::string& name) -> Status {
         if (name.empty()) return Status::OK();
         const Value* v = graph.FindValue(name);
         if (v != nullptr && v->shape_known()) return Status::OK();
+        // The values this node's shape depends on are in external data that cannot be read.
+        for (const auto& in : n.inputs) {
+          auto it = unreadable.find(in);
+          if (it == unreadable.end()) continue;
+          return Status::InvalidArgument(
+              "node '" + n.name + "' (" + n.op_type + ") needs the values of initializer '" + in +
+                  "' to know the shape of '" + name + "', but its external data cannot be read: " +
+                  it->second->detail,
+              path, "put the model's external data file next to it (or re-save it with "
+                    "onnx.save_model(..., save_as_external_data=True))");
+        }
         return Status::InvalidArgument(
             "shape of tensor '" + name + "' is unknown after shape inference",
             path + ": node '" + n.name + "' (" + n.op_type + ")",

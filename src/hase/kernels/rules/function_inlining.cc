@@ -71,12 +71,28 @@ std::optional<onnx::FunctionProto> Body(const graph::Graph& g, const graph::Node
 }
 
 // Graph::GenerateNodeName (graph.cc:L3912-L3948): `base`, or base_token_<n> when taken (ORT's
-// counter is graph-wide, this one starts at 0).
+// counter is graph-wide, this one starts at 0). Taken: a node of that name, or a node whose name
+// or output starts with it + "_" (an earlier inlined body: its nodes and tensors carry the
+// prefix, so a second HardSwish must not reuse "_inlfunc_HardSwish_HS_X").
 std::string UniqueNodeName(const graph::Graph& g, const std::string& base) {
   std::unordered_set<std::string> taken;
-  for (const auto& n : g.nodes()) taken.insert(n.name);
+  for (const auto& n : g.nodes()) {
+    if (n.removed) continue;
+    taken.insert(n.name);
+    for (const auto& o : n.outputs) {
+      if (o.rfind(base, 0) == 0) taken.insert(o);
+    }
+  }
+  auto used = [&](const std::string& name) {
+    if (taken.count(name)) return true;
+    const std::string dash = name + "_";
+    for (const auto& t : taken) {
+      if (t.rfind(dash, 0) == 0) return true;
+    }
+    return false;
+  };
   std::string name = base;
-  for (int i = 0; taken.count(name); ++i) name = base + "_token_" + std::to_string(i);
+  for (int i = 0; used(name); ++i) name = base + "_token_" + std::to_string(i);
   return name;
 }
 
