@@ -350,6 +350,17 @@ void Daemon::PassLocked(double now) {
   RefreshGpusLocked(now);
   // A journal that cannot take the last changes takes no placement either.
   if (!FlushUnsyncedLocked().ok()) return;
+  // A failed write with nothing left to write (a refused submit): /healthz recovers by itself
+  // once a write works again.
+  if (!journal_error_.empty() && unsynced_.empty()) {
+    if (Status st = store_->Probe(); st.ok()) {
+      options_.logger->info("journal writable again: {}", store_->path());
+      journal_error_.clear();
+    } else {
+      journal_error_ = st.ToString();
+      return;
+    }
+  }
   ExpireLeasesLocked(now);
   policy_->BeginPass(state_);  // the previous pass's claims plan nothing any more
   std::vector<int64_t> changed;

@@ -248,6 +248,15 @@ Status TaskStore::Update(std::span<const TaskRecord> records) {
   return Status::OK();
 }
 
+Status TaskStore::Probe() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (fail_writes_for_test_) return FullDiskForTest("probe");
+  HASE_RETURN_IF_ERROR(Gate());
+  Status st = Exec(db_, "BEGIN IMMEDIATE; PRAGMA user_version = 1; COMMIT;");
+  if (!st.ok()) RollbackIfOpen(db_);
+  return st;
+}
+
 Status TaskStore::SetMaxPageCountForTest(int64_t pages) {
   std::lock_guard<std::mutex> lock(mu_);
   return Exec(db_, ("PRAGMA max_page_count=" + std::to_string(pages) + ";").c_str());

@@ -76,6 +76,11 @@ class TaskStore {
 
   const std::string& path() const { return path_; }
 
+  // Writes one small transaction (the header's user_version) to learn whether the journal takes
+  // writes again after a failure (full disk): the daemon calls it each pass while /healthz says
+  // the journal failed and nothing waits to be written. Errors: IO, as a write.
+  Status Probe();
+
   // Full disk (issue #15): a write that fails (SQLITE_FULL, SQLITE_IOERR, ...) returns IO and
   // leaves no transaction open, so the next write succeeds once there is space again.
   // Test hooks: caps the database at `pages` pages (SQLite's max_page_count; real SQLITE_FULL
