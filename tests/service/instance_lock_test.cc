@@ -195,7 +195,7 @@ TEST_F(ServeHa, SecondDaemonRefusesNamingTheHolderAndWritesNothing) {
   const std::string db_before = hase::testing::ReadFileForTest(dir_ + "/state/hase.db");
   const auto files_before = std::distance(std::filesystem::directory_iterator(dir_ + "/state/exec"), {});
   auto r = hase::testing::RunCommand(Base());
-  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(r.exit_code, 8);  // conflict (README, Errors)
   EXPECT_NE(r.err.find("--state " + dir_ + "/state is in use by another hase serve: held by pid " +
                        std::to_string(a.pid) + " on host " + Host() + ", listening on 127.0.0.1:" +
                        std::to_string(a.port)),
