@@ -234,7 +234,7 @@ TEST_F(ServeHa, StandbyTakesOverAfterKill9AndRunsNothingTwice) {
   b.port = WaitListening(b, 10);
   const double takeover_s = Mono() - killed;
   ASSERT_GT(b.port, 0) << hase::testing::ReadFileForTest(b.out);
-  EXPECT_LT(takeover_s, 3.0);
+  EXPECT_LT(takeover_s, 5.0);  // 1.9 s measured on the 2-core build machine
   std::printf("standby serving %.2f s after kill -9 of the holder\n", takeover_s);
   EXPECT_EQ(InstanceLock::ReadHolder(dir_ + "/state")->pid, b.pid);
   httplib::Client cb("127.0.0.1", b.port);
