@@ -28,12 +28,14 @@
 #include "hase/service/api_server.h"
 #include "hase/service/daemon.h"
 #include "hase/service/extender.h"
+#include "hase/service/instance_lock.h"
 #include "hase/service/latency_table.h"
 #include "hase/service/kube_backend.h"
 #include "hase/service/slurm_backend.h"
 #include "hase/service/slurm_cluster.h"
 #include "hase/sim/predictor_oracle.h"
 #include "hase/telemetry/dcgm_scraper.h"
+#include "hase/telemetry/gpu_load_table.h"
 #include "hase/telemetry/http_get.h"
 #include "hase/telemetry/prom_load_source.h"
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -85,6 +87,8 @@ struct ServeFlags {
   std::string slurm_job_prefix = "hase";
   double slurm_poll_s = 0.5;
   double slurm_node_poll_s = 5;
+  bool standby = false;  // wait as hot standby while another daemon holds --state
+  double lease_s = 5;    // instance lease (instance_lock.h)
 };
 
 #ifdef HASE_SERVE_AVAILABLE
@@ -282,10 +286,63 @@ int Run(const ServeFlags& f) {
   log->set_level(spdlog::level::from_str(f.log_level));
   log->flush_on(spdlog::level::info);
 
+  // One active daemon per --state (instance_lock.h): refuse, or wait as hot standby. Taken
+  // before the journal is opened; everything above (cluster, oracle, telemetry) is ready, so a
+  // standby that takes over only recovers the journal and binds.
+  if (!(f.lease_s >= 1 && f.lease_s <= 600)) {
+    return Fail(Status::InvalidArgument("--lease must be in [1, 600] seconds", "hase serve"));
+  }
+  service::InstanceLockOptions lo;
+  lo.listen = f.listen;
+  lo.lease_s = f.lease_s;
+  lo.renew_s = std::max(0.2, f.lease_s / 5);
+  Result<std::unique_ptr<service::InstanceLock>> instance = Status::Internal("no lock");
+  if (!f.standby) {
+    instance = service::InstanceLock::Acquire(f.state, lo);
+  } else {
+    bool stopped = false;
+    instance = service::InstanceLock::WaitAndAcquire(
+        f.state, lo,
+        [&](const service::LeaseHolder& h) {
+          std::printf("hase serve: standby: %s is held by %s; waiting to take over\n", f.state.c_str(),
+                      h.Describe(telemetry::WallClockSeconds()).c_str());
+          std::fflush(stdout);
+        },
+        [&] {
+          timespec zero{0, 0};
+          stopped = sigtimedwait(&signals, nullptr, &zero) > 0;
+          return stopped;
+        });
+    if (stopped) {
+      std::printf("hase serve: standby stopped by a signal before taking over\n");
+      return 0;
+    }
+    if (instance.ok()) {
+      std::printf("hase serve: standby: took over %s\n", f.state.c_str());
+      std::fflush(stdout);
+    }
+  }
+  if (!instance.ok()) return Fail(instance.status());
+  // Another daemon took the lease (this one was stopped or cut off for longer than --lease):
+  // stop at once, writing nothing, as kill -9 would; the journal then has one writer.
+  (*instance)->StartRenewing([](const service::LeaseHolder& other) {
+    std::fprintf(stderr, "hase serve: error: lost the instance lease to %s; exiting without writing the journal\n",
+                 other.Describe(telemetry::WallClockSeconds()).c_str());
+    std::fflush(stderr);
+    std::_Exit(3);
+  });
+  ao.more_health = [lock = instance->get()]() -> std::vector<std::string> {
+    const std::string e = lock->health();
+    if (e.empty()) return {};
+    return {"instance lease: renewal failed (a standby may take over): " + e};
+  };
+
   service::DaemonOptions o;
   o.state_dir = f.state;
   o.policy = f.policy;
   o.store.synchronous_full = f.sync != "normal";
+  // Fencing: no journal write (so no placement, launch or cancel) unless the lease surely holds.
+  o.store.write_gate = [lock = instance->get()] { return lock->CheckHeld(); };
   o.load_max_age_s = f.load_max_age_s;
   o.outside_lease_s = f.outside_lease_s;
   // dcgm-exporter collects every 30 s; a Prometheus window covers window seconds.
@@ -304,6 +361,7 @@ int Run(const ServeFlags& f) {
   service::ApiServer api(**daemon, extender, ao);
   auto bound = api.Bind(host, port);
   if (!bound.ok()) return Fail(bound.status());
+  (*instance)->set_listen(host + ":" + std::to_string(*bound));
   std::printf("hase serve: listening on %s:%d (%s, policy %s, %zu GPUs, state %s, backend %s, %s)\n", host.c_str(), *bound,
               f.tls_cert.empty() ? "http" : "https", f.policy.c_str(), (*daemon)->cluster().gpus.size(), f.state.c_str(),
               (*daemon)->backend_name().empty() ? "none" : (*daemon)->backend_name().c_str(),
@@ -335,6 +393,10 @@ Command AddServeCommand(CLI::App& parent) {
                "Cluster file (the `hase simulate --cluster` schema); optional with --backend slurm");
   a.add_option("--listen", flags->listen, "HOST:PORT to serve on (port 0: any free port)");
   a.add_option("--state", flags->state, "Directory of the journal (hase.db) and executor files");
+  a.add_flag("--standby", flags->standby,
+             "When another hase serve holds --state, wait as hot standby and take over when it ends (else: refuse)");
+  a.add_option("--lease", flags->lease_s,
+               "Seconds without renewal after which a holder of --state on another host counts as dead (NFS)");
   a.add_option("--policy", flags->policy, "Placement policy: " + fmt::format("{}", fmt::join(sched::PolicyNames(), ", ")));
   a.add_option("--dcgm", flags->dcgm, "dcgm-exporter URL to scrape, URL=NODE to name its node (repeatable)");
   a.add_option("--prometheus", flags->prometheus,

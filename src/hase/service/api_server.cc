@@ -435,6 +435,12 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions option
   });
   get("/healthz", Access::kPublic, [this](const httplib::Request& req, httplib::Response& res) {
     DaemonHealth h = daemon_.Health();
+    if (options_.more_health) {
+      for (std::string& r : options_.more_health()) {
+        h.degraded = true;
+        h.reasons.push_back(std::move(r));
+      }
+    }
     json out{{"status", h.degraded ? "degraded" : "ok"}};
     if (Allowed(Access::kRead, req)) out["reasons"] = h.reasons;  // names hosts, paths, errors
     SendJson(res, 200, out);

@@ -29,6 +29,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -60,6 +61,9 @@ struct ApiServerOptions {
   std::vector<std::string> tokens;          // bearer tokens (--token-file); empty = loopback only
   std::vector<std::string> extender_tokens; // path tokens of /extender/<token>/ (--extender-token-file)
   std::string tls_cert, tls_key;            // PEM files; both empty = plain HTTP
+  // Reasons from outside the daemon that make /healthz degraded (`hase serve`: the instance
+  // lock's lease renewal failing, instance_lock.h); null = none.
+  std::function<std::vector<std::string>()> more_health;
 };
 
 class ApiServer {

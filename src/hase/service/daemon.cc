@@ -350,6 +350,17 @@ void Daemon::PassLocked(double now) {
   RefreshGpusLocked(now);
   // A journal that cannot take the last changes takes no placement either.
   if (!FlushUnsyncedLocked().ok()) return;
+  // A failed write with nothing left to write (a refused submit): /healthz recovers by itself
+  // once a write works again.
+  if (!journal_error_.empty() && unsynced_.empty()) {
+    if (Status st = store_->Probe(); st.ok()) {
+      options_.logger->info("journal writable again: {}", store_->path());
+      journal_error_.clear();
+    } else {
+      journal_error_ = st.ToString();
+      return;
+    }
+  }
   ExpireLeasesLocked(now);
   policy_->BeginPass(state_);  // the previous pass's claims plan nothing any more
   std::vector<int64_t> changed;
@@ -505,6 +516,13 @@ void Daemon::LaunchLocked(const std::vector<int64_t>& ids) {
   if (queued) cv_.notify_all();  // the scheduler thread launches them (LaunchPendingLocked)
 }
 
+namespace {
+// Executor::Spawn's errors before fork (executor.h): no process exists, retrying is safe.
+bool NothingStarted(const Status& st) {
+  return st.IsIO() && (st.message().rfind("cannot write the pid file", 0) == 0 || st.message().rfind("fork failed", 0) == 0);
+}
+}  // namespace
+
 void Daemon::LaunchPendingLocked(std::unique_lock<std::mutex>& lock) {
   while (backend_ && !pending_launches_.empty()) {
     std::map<int64_t, LaunchRequest> batch;
@@ -527,7 +545,11 @@ void Daemon::LaunchPendingLocked(std::unique_lock<std::mutex>& lock) {
         continue;
       }
       TaskRecord& r = it->second;
-      if (!handle.ok()) {
+      if (!handle.ok() && NothingStarted(handle.status())) {
+        // The local executor could not claim the task's pid file (full disk) or fork: nothing
+        // ran, so it waits for the next pass (≥ tick_s later) instead of failing.
+        RequeueTaskLocked(r, handle.status().ToString());
+      } else if (!handle.ok()) {
         r.reason = handle.status().ToString();
         RemoveFromGpuLocked(r);
         FinishLocked(r, TaskState::kFailed, -1, Now());

@@ -24,6 +24,8 @@ constexpr const char* kWrapper =
     "/bin/sh -c \"$0\"; c=$?; "
     "echo $c > \"$1.exit.tmp\" && mv \"$1.exit.tmp\" \"$1.exit\"; exit $c";
 
+constexpr int kPidFileBytes = 24;  // "<pid>" padded with spaces, "\n"
+
 std::optional<int64_t> ReadNumber(const std::string& path) {
   std::ifstream f(path);
   int64_t v = 0;
@@ -87,6 +89,18 @@ Result<int64_t> Executor::Spawn(int64_t task_id, int attempt, const std::string&
   const std::string& cuda = visible_devices;
   const std::string id = std::to_string(task_id);
   const std::string pid_tmp = base + ".pid.tmp", pid_file = base + ".pid";
+  // The pid file's space is taken here, before fork: on a full disk the launch fails (the task
+  // fails with this reason) instead of a process running that a restart could not find.
+  {
+    const int fp = ::open(pid_tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const int err = fp < 0 ? errno : ::posix_fallocate(fp, 0, kPidFileBytes);
+    if (fp >= 0) ::close(fp);
+    if (err != 0 && err != EOPNOTSUPP && err != EINVAL) {
+      std::remove(pid_tmp.c_str());
+      return Status::IO(std::string("cannot write the pid file: ") + std::strerror(err), pid_tmp,
+                        "free space in the state directory");
+    }
+  }
   pid_t pid = ::fork();
   if (pid < 0) return Status::IO(std::string("fork failed: ") + std::strerror(errno), "executor");
   if (pid == 0) {
@@ -95,18 +109,18 @@ Result<int64_t> Executor::Spawn(int64_t task_id, int attempt, const std::string&
     // Record the pid before anything else, so a daemon killed right after fork() still finds
     // this process at restart (and does not start the task a second time).
     {
-      char buf[24];
+      char buf[kPidFileBytes];
       int n = 0;
       char rev[24];
       for (pid_t v = ::getpid(); v > 0; v /= 10) rev[n++] = static_cast<char>('0' + v % 10);
       for (int i = 0; i < n; ++i) buf[i] = rev[n - 1 - i];
+      while (n < kPidFileBytes - 1) buf[n++] = ' ';  // fills the space taken before fork
       buf[n++] = '\n';
-      int fp = ::open(pid_tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (fp >= 0) {
-        (void)!::write(fp, buf, n);
-        ::fsync(fp);
-        ::close(fp);
-        ::rename(pid_tmp.c_str(), pid_file.c_str());
+      // No pid file, no command: a process a restarted daemon cannot find must never run.
+      int fp = ::open(pid_tmp.c_str(), O_WRONLY | O_CREAT, 0644);
+      if (fp < 0 || ::pwrite(fp, buf, n, 0) != n || ::fsync(fp) != 0 || ::close(fp) != 0 ||
+          ::rename(pid_tmp.c_str(), pid_file.c_str()) != 0) {
+        ::_exit(127);
       }
     }
     int fo = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);

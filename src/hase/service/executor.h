@@ -49,8 +49,9 @@ class Executor {
   void Stop();
 
   // Spawns the command of (task_id, attempt) with CUDA_VISIBLE_DEVICES=`visible_devices`
-  // ("2", "MIG-…"). Returns the pid. Errors: IO when fork/exec fails or the directory is not
-  // writable.
+  // ("2", "MIG-…"). Returns the pid. Errors: IO "cannot write the pid file: …" (full disk, the
+  // file's space is claimed before fork) or "fork failed: …": no process exists, and the daemon
+  // re-queues the task. A child that cannot write its pid exits before the command runs.
   Result<int64_t> Spawn(int64_t task_id, int attempt, const std::string& command, const std::string& visible_devices);
 
   // After a restart: what became of (task_id, attempt)? Reads its .pid/.exit files. Returns

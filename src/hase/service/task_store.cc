@@ -124,7 +124,7 @@ Result<std::unique_ptr<TaskStore>> TaskStore::Open(const std::string& dir, TaskS
     sqlite3_close(db);
     return st;
   }
-  std::unique_ptr<TaskStore> store(new TaskStore(db, path));
+  std::unique_ptr<TaskStore> store(new TaskStore(db, path, options.write_gate));
   sqlite3_busy_timeout(db, 5000);
   Status st = Exec(db, "PRAGMA journal_mode=WAL;");
   if (st.ok()) st = Exec(db, options.synchronous_full ? "PRAGMA synchronous=FULL;" : "PRAGMA synchronous=NORMAL;");
@@ -163,6 +163,7 @@ Result<TaskStore::Inserted> TaskStore::Insert(const TaskSpec& spec, double now_s
     }
   }
   if (fail_writes_for_test_) return FullDiskForTest("insert task");
+  HASE_RETURN_IF_ERROR(Gate());
   Stmt ins;
   const char* sql = "INSERT INTO tasks (client_key, spec, state, submitted_s) VALUES (?1, ?2, 'queued', ?3);";
   if (sqlite3_prepare_v2(db_, sql, -1, &ins.s, nullptr) != SQLITE_OK) return SqlError(db_, "prepare insert");
@@ -190,6 +191,7 @@ Result<TaskStore::Inserted> TaskStore::Insert(const TaskSpec& spec, double now_s
 Status TaskStore::Erase(int64_t id) {
   std::lock_guard<std::mutex> lock(mu_);
   if (fail_writes_for_test_) return FullDiskForTest("erase task " + std::to_string(id));
+  HASE_RETURN_IF_ERROR(Gate());
   Stmt del;
   if (sqlite3_prepare_v2(db_, "DELETE FROM tasks WHERE id=?1;", -1, &del.s, nullptr) != SQLITE_OK) {
     return SqlError(db_, "prepare erase");
@@ -203,6 +205,7 @@ Status TaskStore::Update(std::span<const TaskRecord> records) {
   if (records.empty()) return Status::OK();
   std::lock_guard<std::mutex> lock(mu_);
   if (fail_writes_for_test_) return FullDiskForTest("update task " + std::to_string(records.front().id));
+  HASE_RETURN_IF_ERROR(Gate());
   HASE_RETURN_IF_ERROR(Exec(db_, "BEGIN IMMEDIATE;"));
   Stmt up;
   const char* sql =
@@ -243,6 +246,15 @@ Status TaskStore::Update(std::span<const TaskRecord> records) {
     return st;
   }
   return Status::OK();
+}
+
+Status TaskStore::Probe() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (fail_writes_for_test_) return FullDiskForTest("probe");
+  HASE_RETURN_IF_ERROR(Gate());
+  Status st = Exec(db_, "BEGIN IMMEDIATE; PRAGMA user_version = 1; COMMIT;");
+  if (!st.ok()) RollbackIfOpen(db_);
+  return st;
 }
 
 Status TaskStore::SetMaxPageCountForTest(int64_t pages) {

@@ -13,6 +13,7 @@
 // Thread-safety: one connection behind a mutex; all methods may be called from any thread.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -30,6 +31,10 @@ namespace hase::service {
 struct TaskStoreOptions {
   // FULL: fsync per commit (power-safe). NORMAL: crash-safe, faster (see file comment).
   bool synchronous_full = true;
+  // Called before every write (Insert of a new task, Update, Erase); a non-OK status fails the
+  // write with it and nothing is written. `hase serve`: the instance lock's fencing
+  // (InstanceLock::CheckHeld). Null = always write.
+  std::function<Status()> write_gate;
 };
 
 class TaskStore {
@@ -71,6 +76,11 @@ class TaskStore {
 
   const std::string& path() const { return path_; }
 
+  // Writes one small transaction (the header's user_version) to learn whether the journal takes
+  // writes again after a failure (full disk): the daemon calls it each pass while /healthz says
+  // the journal failed and nothing waits to be written. Errors: IO, as a write.
+  Status Probe();
+
   // Full disk (issue #15): a write that fails (SQLITE_FULL, SQLITE_IOERR, ...) returns IO and
   // leaves no transaction open, so the next write succeeds once there is space again.
   // Test hooks: caps the database at `pages` pages (SQLite's max_page_count; real SQLITE_FULL
@@ -84,7 +94,9 @@ class TaskStore {
   int64_t quarantined_total() const;
 
  private:
-  TaskStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  TaskStore(sqlite3* db, std::string path, std::function<Status()> write_gate)
+      : db_(db), path_(std::move(path)), write_gate_(std::move(write_gate)) {}
+  Status Gate() const { return write_gate_ ? write_gate_() : Status::OK(); }
   Result<std::vector<TaskRecord>> Load(const char* where_clause);
 
   mutable std::mutex mu_;
@@ -92,6 +104,7 @@ class TaskStore {
   bool fail_writes_for_test_ = false;     // guarded by mu_
   sqlite3* const db_;  // guarded by mu_; closed in the destructor
   const std::string path_;
+  const std::function<Status()> write_gate_;
 };
 
 }  // namespace hase::service
