@@ -9,12 +9,14 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 #include <spdlog/sinks/null_sink.h>
 #include <spdlog/spdlog.h>
 
 #include "hase/sched/basic_plugins.h"
+#include "hase/sched/quota.h"
 #include "hase/sched/registry.h"
 #include "hase/sched/timeline.h"
 #include "hase/service/daemon_internal.h"
@@ -356,10 +358,30 @@ void Daemon::PassLocked(double now) {
   std::map<int64_t, TaskRecord> before;  // as journalled, for RevertLocked
   const int max_offers = std::max(1, options_.max_cycles_per_pass);
   int offered = 0;
+  // Teams (docs/teams.md): a team at its max_gpus is not offered; its tasks wait with the
+  // quota's reason. Counted from what is bound or running now, updated by this pass's binds.
+  std::optional<sched::QuotaLedger> quota;
+  quota_held_.clear();
+  if (options_.teams.enabled()) {
+    quota.emplace(options_.teams);
+    for (const auto& [tid, tr] : tasks_) {
+      if (tr.state == TaskState::kBound || tr.state == TaskState::kRunning) quota->Hold(options_.teams.Find(tr.spec.team));
+    }
+  }
   for (auto it = queue_.begin(); it != queue_.end() && offered < max_offers; ++offered) {
     const int64_t id = std::get<3>(*it);
     TaskRecord& r = tasks_.at(id);
     const sched::Task t = r.ToSchedTask();
+    if (quota) {
+      if (std::optional<sched::QuotaHold> hold = quota->Check(options_.teams.Find(r.spec.team))) {
+        const std::string why = hold->Text();
+        if (r.reason != why) options_.logger->debug("wait task={} model={} reason=\"{}\"", id, r.spec.model, why);
+        r.reason = why;
+        quota_held_[id] = *hold;
+        ++it;
+        continue;
+      }
+    }
     sched::CycleState cycle;
     const auto t0 = std::chrono::steady_clock::now();
     Result<sched::Decision> d = policy_->Schedule(t, state_, cycle);
@@ -409,6 +431,7 @@ void Daemon::PassLocked(double now) {
         r.pid = 0;
         changed.push_back(id);
         LogBindLocked(r, now);
+        if (quota) quota->Hold(options_.teams.Find(r.spec.team));
         it = queue_.erase(it);
         break;
       }
@@ -615,6 +638,7 @@ Status Daemon::PersistLocked(const std::vector<int64_t>& ids) {
 Result<TaskStore::Inserted> Daemon::Submit(const TaskSpec& submitted) {
   HASE_ASSIGN_OR_RETURN(TaskSpec spec, WithInputShape(submitted));
   if (spec.runtime.empty()) spec.runtime = options_.default_runtime;
+  HASE_RETURN_IF_ERROR(ResolveTeam(spec));
   // Refused at the door, before anything is journalled: what could never be placed.
   if (spec.gpus != 1) {
     return Status::Unsupported(fmt::format("gpus: {}: hase places each task on one GPU", spec.gpus), "gpus",
