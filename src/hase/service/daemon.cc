@@ -496,6 +496,9 @@ LaunchRequest Daemon::LaunchRequestLocked(const TaskRecord& r) const {
   q.task_id = r.id;
   q.attempt = r.attempts;
   q.command = r.spec.command;
+  if (const int team = options_.teams.Find(r.spec.team); options_.teams.enabled() && team >= 0) {
+    q.account = options_.teams.teams[team].slurm_account;
+  }
   q.node = r.node;
   q.gpu_index = r.gpu_index;
   q.visible_devices = std::to_string(r.gpu_index);
