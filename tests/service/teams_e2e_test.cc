@@ -48,11 +48,11 @@ class TeamsE2E : public ::testing::Test {
     if (pid_ > 0) ::kill(pid_, SIGKILL);
     std::filesystem::remove_all(dir_);
   }
-  int Start(int round) {
+  int Start(int round, const std::string& extra = "") {
     const std::string out = dir_ + "/serve" + std::to_string(round) + ".out";
     const std::string cmd = "exec " + hase::testing::HaseBin() + " serve --config " + dir_ +
                             "/cluster.yaml --listen 127.0.0.1:0 --state " + dir_ + "/state --latency-table " + dir_ +
-                            "/latency.csv > " + out + " 2>&1";
+                            "/latency.csv " + extra + " > " + out + " 2>&1";
     hase::testing::RunCommand("(" + cmd + ") & echo $! > " + dir_ + "/pid");
     int port = 0;
     for (int i = 0; i < 1500 && port == 0; ++i) {
@@ -192,6 +192,47 @@ TEST_F(TeamsE2E, QuotaHoldsTheFloodAndTheOtherTeamRunsAtOnce) {
   EXPECT_EQ(again["team"], "flood");
   EXPECT_EQ(again["why"]["kind"], "quota") << again.dump();
   EXPECT_EQ(TeamOf(Call(port, "GET", "/v1/usage").second, "flood")["gpus_in_use"], 2);
+}
+
+// Three teams, one floods: it borrows every GPU while the others are idle, and each GPU that
+// frees goes to a team below its guarantee before the flood's older queued tasks. Three
+// A100s (on a T4 the flood's 1000 s tasks would rather wait for an A100).
+TEST_F(TeamsE2E, GpusThatFreeUpGoToTeamsBelowTheirGuaranteeFirst) {
+  std::ofstream(dir_ + "/cluster.yaml") << "name: three\nmax_tasks_per_gpu: 1\nnodes:\n  - name: a\n    gpus:\n"
+                                           "      - {type: A100-SXM4-40GB, count: 3}\n"
+                                           "teams:\n  - {name: flood, guaranteed_gpus: 1}\n"
+                                           "  - {name: vision, guaranteed_gpus: 1}\n  - {name: nlp, guaranteed_gpus: 1}\n";
+  const int port = Start(0, "--policy fastest-gpu");
+  ASSERT_GT(port, 0);
+  auto submit = [&](const std::string& team) {
+    auto [code, t] = Call(port, "POST", "/v1/tasks",
+                          json{{"model", "resnet50"}, {"batch_size", 8}, {"num_batches", 100000}, {"team", team}});
+    EXPECT_EQ(code, 201) << t.dump();
+    return t["id"].get<int64_t>();
+  };
+  std::vector<int64_t> flood;
+  for (int i = 0; i < 6; ++i) flood.push_back(submit("flood"));
+  for (int i = 0; i < 3; ++i) WaitTask(port, flood[i], [](const json& t) { return t["state"] == "running"; });
+  auto usage = Call(port, "GET", "/v1/usage").second;
+  EXPECT_EQ(TeamOf(usage, "flood")["gpus_in_use"], 3) << usage.dump();  // borrows all three
+  const int64_t v = submit("vision"), n = submit("nlp");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(Call(port, "GET", "/v1/tasks/" + std::to_string(v)).second["state"], "queued");
+  // A flood task ends: vision (0 of 1 guaranteed) gets the GPU, not flood's task 4 (queued first).
+  auto t0 = std::chrono::steady_clock::now();
+  ASSERT_EQ(Call(port, "POST", "/v1/tasks/" + std::to_string(flood[0]) + "/complete", json{{"exit_code", 0}}).first, 200);
+  json vr = WaitTask(port, v, [](const json& t) { return t["state"] == "running"; });
+  EXPECT_EQ(vr["state"], "running") << vr.dump();
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 3.0);  // the next pass
+  EXPECT_EQ(Call(port, "GET", "/v1/tasks/" + std::to_string(flood[3])).second["state"], "queued");
+  // Another ends: nlp's turn.
+  ASSERT_EQ(Call(port, "POST", "/v1/tasks/" + std::to_string(flood[1]) + "/complete", json{{"exit_code", 0}}).first, 200);
+  json nr = WaitTask(port, n, [](const json& t) { return t["state"] == "running"; });
+  EXPECT_EQ(nr["state"], "running") << nr.dump();
+  // Each team now holds its guarantee; the flood's queued tasks wait for the next GPU.
+  usage = Call(port, "GET", "/v1/usage").second;
+  for (const char* team : {"flood", "vision", "nlp"}) EXPECT_EQ(TeamOf(usage, team)["gpus_in_use"], 1) << team;
+  EXPECT_EQ(TeamOf(usage, "flood")["queued"], 3);
 }
 
 TEST_F(TeamsE2E, DaemonWithoutTeamsRefusesATeamAndReportsNone) {

@@ -368,8 +368,20 @@ void Daemon::PassLocked(double now) {
       if (tr.state == TaskState::kBound || tr.state == TaskState::kRunning) quota->Hold(options_.teams.Find(tr.spec.team));
     }
   }
-  for (auto it = queue_.begin(); it != queue_.end() && offered < max_offers; ++offered) {
-    const int64_t id = std::get<3>(*it);
+  // The order this pass offers tasks in: the queue's; with teams, the tasks of teams below
+  // their guarantee first (they reclaim their quota on what frees up; docs/teams.md), each
+  // group in queue order. Without teams only the first max_offers are copied.
+  std::vector<QueueKey> order;
+  if (quota) {
+    order.assign(queue_.begin(), queue_.end());
+    std::stable_partition(order.begin(), order.end(), [&](const QueueKey& k) {
+      return quota->BelowGuarantee(options_.teams.Find(tasks_.at(std::get<3>(k)).spec.team));
+    });
+  } else {
+    for (auto q = queue_.begin(); q != queue_.end() && static_cast<int>(order.size()) < max_offers; ++q) order.push_back(*q);
+  }
+  for (size_t k = 0; k < order.size() && offered < max_offers; ++k, ++offered) {
+    const int64_t id = std::get<3>(order[k]);
     TaskRecord& r = tasks_.at(id);
     const sched::Task t = r.ToSchedTask();
     if (quota) {
@@ -378,7 +390,7 @@ void Daemon::PassLocked(double now) {
         if (r.reason != why) options_.logger->debug("wait task={} model={} reason=\"{}\"", id, r.spec.model, why);
         r.reason = why;
         quota_held_[id] = *hold;
-        ++it;
+        --offered;  // a quota check, not a policy cycle: held tasks do not use up the pass
         continue;
       }
     }
@@ -392,7 +404,7 @@ void Daemon::PassLocked(double now) {
       options_.logger->info("reject task={} model={} reason=\"{}\"", id, r.spec.model, r.reason);
       FinishLocked(r, TaskState::kRejected, 0, now);
       changed.push_back(id);
-      it = queue_.erase(it);
+      queue_.erase(order[k]);
       continue;
     }
     sched::Decision dec = *d;
@@ -432,7 +444,7 @@ void Daemon::PassLocked(double now) {
         changed.push_back(id);
         LogBindLocked(r, now);
         if (quota) quota->Hold(options_.teams.Find(r.spec.team));
-        it = queue_.erase(it);
+        queue_.erase(order[k]);
         break;
       }
       case sched::Decision::Kind::kWait:
@@ -444,7 +456,7 @@ void Daemon::PassLocked(double now) {
           options_.logger->debug("wait task={} model={} reason=\"{}\"", id, r.spec.model, dec.reason);
         }
         r.reason = dec.reason;  // shown by GET; not journalled (it changes every pass)
-        ++it;
+        
         break;
       case sched::Decision::Kind::kReject:
         before.emplace(id, r);
@@ -453,7 +465,7 @@ void Daemon::PassLocked(double now) {
         r.reason = dec.reason;
         FinishLocked(r, TaskState::kRejected, 0, now);
         changed.push_back(id);
-        it = queue_.erase(it);
+        queue_.erase(order[k]);
         break;
     }
   }
