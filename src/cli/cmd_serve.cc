@@ -24,6 +24,7 @@
 #define HASE_SERVE_AVAILABLE 1
 #include "hase/hw/gpu_catalog.h"
 #include "hase/sched/cluster_file.h"
+#include "hase/sched/team_config.h"
 #include "hase/service/mig_telemetry.h"
 #include "hase/service/api_server.h"
 #include "hase/service/daemon.h"
@@ -47,6 +48,7 @@ namespace {
 
 struct ServeFlags {
   std::string config;
+  std::string teams;  // --teams FILE ("" = the --config file's teams keys, if any)
   std::string listen = "127.0.0.1:8080";
   std::string state = "hase-state";
   std::string policy = "hase";
@@ -210,6 +212,22 @@ int Run(const ServeFlags& f) {
     if (!cluster.ok()) return Fail(cluster.status());
   }
 
+  // Teams (docs/teams.md): --teams FILE, else the cluster file's own keys.
+  sched::TeamConfig teams;
+  if (!f.teams.empty() || !f.config.empty()) {
+    const std::string from = f.teams.empty() ? f.config : f.teams;
+    auto t = sched::LoadTeamConfig(from);
+    if (!t.ok()) return Fail(t.status());
+    if (!f.teams.empty() && !t->enabled()) {
+      return Fail(Status::InvalidArgument("--teams " + f.teams + " lists no teams", "hase serve",
+                                          "give it a 'teams:' list (docs/teams.md)"));
+    }
+    if (t->enabled()) {
+      if (Status s = t->CheckAgainst(*cluster); !s.ok()) return Fail(s.WithContext(from));
+    }
+    teams = *std::move(t);
+  }
+
   std::shared_ptr<const sched::LatencyOracle> oracle;
   if (!f.latency_table.empty()) {
     auto t = service::LoadLatencyTable(f.latency_table, resolve);
@@ -352,6 +370,7 @@ int Run(const ServeFlags& f) {
   if (f.latency_table.empty()) o.default_runtime = FindRuntime(f.runtime)->name;
   o.logger = log;
   o.catalog = std::make_shared<const GpuCatalog>(*catalog);  // what-if GPU types (POST /v1/whatif)
+  o.teams = std::move(teams);
   auto daemon = service::Daemon::Create(*std::move(cluster), oracle, o, scraper.get(), std::move(backend));
   if (!daemon.ok()) return Fail(daemon.status());
   if (Status st = (*daemon)->Start(); !st.ok()) return Fail(st);
@@ -391,6 +410,8 @@ Command AddServeCommand(CLI::App& parent) {
   CLI::App& a = *c.app;
   a.add_option("--config", flags->config,
                "Cluster file (the `hase simulate --cluster` schema); optional with --backend slurm");
+  a.add_option("--teams", flags->teams,
+               "YAML with teams / fair_share / preemption keys (docs/teams.md); default: those of --config");
   a.add_option("--listen", flags->listen, "HOST:PORT to serve on (port 0: any free port)");
   a.add_option("--state", flags->state, "Directory of the journal (hase.db) and executor files");
   a.add_flag("--standby", flags->standby,

@@ -16,6 +16,7 @@
 #include "cli/simulate_from.h"
 #include "hase/hw/gpu_catalog.h"
 #include "hase/sched/cluster_file.h"
+#include "hase/sched/team_config.h"
 #include "hase/sched/registry.h"
 #include "hase/sched/workload_file.h"
 #include "hase/sim/defaults.h"
@@ -156,6 +157,14 @@ int Run(const SimulateFlags& f) {
                    ? sched::ParseWorkloadYaml(sim::DefaultWorkloadYaml(), "<default workload>")
                    : sched::LoadWorkloadFile(f.workload);
   if (!tasks.ok()) return Fail(tasks.status());
+  // Teams: the cluster file's teams / fair_share / preemption keys (docs/teams.md).
+  auto teams = f.cluster.empty() ? sched::ParseTeamConfig(sim::DefaultClusterYaml(), "<default cluster>")
+                                 : sched::LoadTeamConfig(f.cluster);
+  if (!teams.ok()) return Fail(teams.status());
+  if (teams->enabled()) {
+    if (Status s = teams->CheckAgainst(*cluster); !s.ok()) return Fail(s.WithContext(f.cluster));
+    if (Status s = teams->CheckTasks(*tasks); !s.ok()) return Fail(s.WithContext(f.workload));
+  }
   auto policies = ParsePolicies(f.policy);
   if (!policies.ok()) return Fail(policies.status());
   if (f.top_k < 1) return Fail(Status::InvalidArgument("--top-k must be >= 1", "--top-k"));
@@ -212,6 +221,7 @@ int Run(const SimulateFlags& f) {
   eo.hase.short_wait_share = f.short_wait_share;
   eo.hase.incremental = !f.full_passes;
   eo.max_reservations = f.max_reservations;
+  eo.teams = &*teams;
   eo.show_progress = f.progress || tasks->size() >= 5000;
   eo.workload_name = f.workload.empty() ? "default-200" : f.workload;
   auto result = sim::RunExperiment(*cluster, *tasks, oracle, *catalog, eo);

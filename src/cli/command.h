@@ -56,5 +56,6 @@ Command AddSimulateCommand(CLI::App& parent);
 Command AddServeCommand(CLI::App& parent);
 Command AddDatasetCommand(CLI::App& parent);
 Command AddQueueCommand(CLI::App& parent);
+Command AddUsageCommand(CLI::App& parent);
 
 }  // namespace hase::cli

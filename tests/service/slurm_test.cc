@@ -226,6 +226,11 @@ TEST(SlurmBackend, SbatchArgvPinsNodeAndGresAndNeverUsesAShell) {
   sched::Gpu on_mix{0, "mix-0", 1, 0, 1, 1}, elsewhere{1, "zzz", 0, 0, 1, 1};
   EXPECT_TRUE(b.RunsOn(on_mix));
   EXPECT_FALSE(b.RunsOn(elsewhere));
+  // A task of a team with a Slurm account (docs/teams.md) is charged to it.
+  q.account = "vision";
+  argv = b.SbatchArgv(q);
+  ASSERT_TRUE(argv.ok());
+  EXPECT_EQ((*argv)[7], "--account=vision");
   q.gpu_type = "T4";
   EXPECT_TRUE(b.SbatchArgv(q).status().IsInvalidArgument());
 }

@@ -29,6 +29,8 @@ struct Task {
   std::string runtime;      // inference runtime the task runs under ("pytorch-eager";
                             // predict/runtime_profile.h); empty = the oracle's default. `sched`
                             // only passes it on: the oracle validates and prices it.
+  std::string team;         // the team it belongs to (team_config.h); "" = the config's
+                            // default team. Policies ignore it; quotas and fair share read it.
 };
 
 // "resnet50" → "resnet", "yolov8n" → "yolo", "mobilenet_v3_small" → "mobilenet",

@@ -17,11 +17,11 @@ namespace {
 // The task fields, as YAML keys and CSV columns.
 constexpr const char* kColumns[] = {"name",    "model",     "batch_size", "input_size", "num_batches",
                                     "samples", "arrival_s", "priority",   "memory_mib",
-                                    "runtime"};
+                                    "runtime", "team"};
 
 // Fields of one task before checks. Absent optional → default.
 struct RawTask {
-  std::optional<std::string> name, model, runtime;
+  std::optional<std::string> name, model, runtime, team;
   std::optional<int64_t> batch_size, input_size, num_batches, samples;
   std::optional<double> arrival_s, memory_mib;
   std::optional<int> priority;
@@ -60,6 +60,7 @@ Result<Task> Finish(const RawTask& r, size_t index, const std::string& at) {
   t.arrival_ms = arrival_s * 1000.0;
   t.priority = r.priority.value_or(0);
   t.runtime = r.runtime.value_or("");
+  t.team = r.team.value_or("");
   HASE_RETURN_IF_ERROR(CheckTaskField("priority", t.priority, at));
   t.memory_mib = r.memory_mib.value_or(0);
   HASE_RETURN_IF_ERROR(CheckTaskField("memory_mib", t.memory_mib, at));
@@ -126,6 +127,7 @@ Result<std::vector<Task>> ParseWorkloadYaml(std::string_view text, const std::st
     HASE_ASSIGN_OR_RETURN(r.priority, yaml::Field<int>(e, "priority", where));
     HASE_ASSIGN_OR_RETURN(r.memory_mib, yaml::Field<double>(e, "memory_mib", where));
     HASE_ASSIGN_OR_RETURN(r.runtime, yaml::Field<std::string>(e, "runtime", where));
+    HASE_ASSIGN_OR_RETURN(r.team, yaml::Field<std::string>(e, "team", where));
     HASE_ASSIGN_OR_RETURN(Task t, Finish(r, index++, at));
     tasks.push_back(std::move(t));
   }
@@ -194,6 +196,8 @@ Result<std::vector<Task>> ParseWorkloadCsv(std::string_view text, const std::str
         HASE_ASSIGN_OR_RETURN(r.memory_mib, Parse<double>(v, "memory_mib", at));
       } else if (h == "runtime") {
         if (!v.empty()) r.runtime = v;
+      } else if (h == "team") {
+        if (!v.empty()) r.team = v;
       }
     }
     HASE_ASSIGN_OR_RETURN(Task t, Finish(r, index++, at));

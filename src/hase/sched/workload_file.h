@@ -11,6 +11,7 @@
 //       arrival_s: 1.5          # seconds from the start, default 0
 //       priority: 0             # higher first, default 0
 //       memory_mib: 2048        # optional; derived from the model when absent
+//       team: vision            # optional; the team it belongs to (team_config.h)
 // CSV: a header row naming any of these columns (model required), one task per row.
 #pragma once
 

@@ -22,6 +22,16 @@
 namespace hase::service {
 namespace {
 
+// A queued task its team's quota holds back (docs/teams.md): `why` names the quota, not the
+// plan's GPU (the plan knows nothing of quotas).
+void AttachQuotaHold(nlohmann::json& task, const std::optional<sched::QuotaHold>& hold) {
+  if (!hold) return;
+  task["why"] = nlohmann::json{{"kind", "quota"},         {"team", hold->team},
+                     {"used_gpus", hold->used_gpus}, {"guaranteed_gpus", hold->guaranteed_gpus},
+                     {"max_gpus", hold->max_gpus}, {"text", hold->Text()}};
+  task["reason"] = hold->Text();
+}
+
 using nlohmann::json;
 
 int HttpStatusOf(const Status& s) {
@@ -261,6 +271,7 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions option
     for (const TaskRecord& r : daemon_.List(state, *limit)) {
       tasks.push_back(TaskRecordToJson(r));
       AttachPlan(tasks.back(), r.id, r.state == TaskState::kQueued, plan.get());
+      if (r.state == TaskState::kQueued) AttachQuotaHold(tasks.back(), daemon_.QuotaHoldOf(r.id));
     }
     SendJson(res, 200, json{{"tasks", tasks}});
   });
@@ -276,6 +287,7 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions option
     j["why"] = why ? WhyJson(*why) : json(nullptr);
     // A queued task: its planned GPU, start and end, and why it is not running (live_plan.h).
     AttachPlan(j, *id, r->state == TaskState::kQueued, daemon_.Plan().get());
+    if (r->state == TaskState::kQueued) AttachQuotaHold(j, daemon_.QuotaHoldOf(*id));
     SendJson(res, 200, j);
   });
   auto cancel = [this](const httplib::Request& req, httplib::Response& res) {
@@ -301,6 +313,31 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions option
     Result<TaskRecord> r = daemon_.Complete(*id, code.get<int>());
     if (!r.ok()) return SendError(res, r.status());  // 409 conflict: the task has ended
     SendJson(res, 200, TaskRecordToJson(*r));
+  });
+  // Teams (docs/teams.md): each team's quota, GPUs in use, queued tasks and usage.
+  get("/v1/usage", kRead, [this](const httplib::Request&, httplib::Response& res) {
+    const sched::TeamConfig& teams = daemon_.teams();
+    json out = json::array();
+    for (const TeamUsageView& u : daemon_.Usage()) {
+      out.push_back(json{{"team", u.team},
+                         {"guaranteed_gpus", u.guaranteed_gpus},
+                         {"max_gpus", u.max_gpus < 0 ? json(nullptr) : json(u.max_gpus)},
+                         {"shares", u.shares},
+                         {"slurm_account", u.slurm_account.empty() ? json(nullptr) : json(u.slurm_account)},
+                         {"namespaces", u.namespaces},
+                         {"gpus_in_use", u.gpus_in_use},
+                         {"queued", u.queued},
+                         {"held", u.held},
+                         {"usage", {{"equivalent_s", u.usage_eq_s},
+                                    {"raw_equivalent_s", u.raw_eq_s},
+                                    {"gpu_s", u.gpu_s},
+                                    {"fair_share", u.fair_share}}}});
+    }
+    SendJson(res, 200, json{{"teams_enabled", teams.enabled()},
+                            {"reference", teams.fair_share.reference},
+                            {"half_life_s", teams.fair_share.half_life_s},
+                            {"default_team", teams.enabled() ? json(teams.default_team) : json(nullptr)},
+                            {"teams", out}});
   });
   get("/v1/queue", kRead, [this](const httplib::Request&, httplib::Response& res) {
     const std::shared_ptr<const LiveQueuePlan> plan = daemon_.Plan();

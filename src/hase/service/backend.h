@@ -46,6 +46,9 @@ struct LaunchRequest {
   std::string visible_devices;
   std::string pod;          // "namespace/name" when the task is a Kubernetes pod, else ""
   std::string pod_uid;      // that pod's metadata.uid ("" when unknown)
+  // The Slurm account of the task's team (TeamQuota::slurm_account, docs/teams.md); "" = the
+  // submitting user's default account. Only the Slurm backend reads it (sbatch --account).
+  std::string account;
 };
 
 // Where and when one launch really started, as the backend reads it back. Slurm picks the GPU

@@ -9,12 +9,14 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 #include <spdlog/sinks/null_sink.h>
 #include <spdlog/spdlog.h>
 
 #include "hase/sched/basic_plugins.h"
+#include "hase/sched/quota.h"
 #include "hase/sched/registry.h"
 #include "hase/sched/timeline.h"
 #include "hase/service/daemon_internal.h"
@@ -367,10 +369,42 @@ void Daemon::PassLocked(double now) {
   std::map<int64_t, TaskRecord> before;  // as journalled, for RevertLocked
   const int max_offers = std::max(1, options_.max_cycles_per_pass);
   int offered = 0;
-  for (auto it = queue_.begin(); it != queue_.end() && offered < max_offers; ++offered) {
-    const int64_t id = std::get<3>(*it);
+  // Teams (docs/teams.md): a team at its max_gpus is not offered; its tasks wait with the
+  // quota's reason. Counted from what is bound or running now, updated by this pass's binds.
+  std::optional<sched::QuotaLedger> quota;
+  quota_held_.clear();
+  if (options_.teams.enabled()) {
+    quota.emplace(options_.teams);
+    for (const auto& [tid, tr] : tasks_) {
+      if (tr.state == TaskState::kBound || tr.state == TaskState::kRunning) quota->Hold(options_.teams.Find(tr.spec.team));
+    }
+  }
+  // The order this pass offers tasks in: the queue's; with teams, the tasks of teams below
+  // their guarantee first (they reclaim their quota on what frees up; docs/teams.md), each
+  // group in queue order. Without teams only the first max_offers are copied.
+  std::vector<QueueKey> order;
+  if (quota) {
+    order.assign(queue_.begin(), queue_.end());
+    std::stable_partition(order.begin(), order.end(), [&](const QueueKey& k) {
+      return quota->BelowGuarantee(options_.teams.Find(tasks_.at(std::get<3>(k)).spec.team));
+    });
+  } else {
+    for (auto q = queue_.begin(); q != queue_.end() && static_cast<int>(order.size()) < max_offers; ++q) order.push_back(*q);
+  }
+  for (size_t k = 0; k < order.size() && offered < max_offers; ++k, ++offered) {
+    const int64_t id = std::get<3>(order[k]);
     TaskRecord& r = tasks_.at(id);
     const sched::Task t = r.ToSchedTask();
+    if (quota) {
+      if (std::optional<sched::QuotaHold> hold = quota->Check(options_.teams.Find(r.spec.team))) {
+        const std::string why = hold->Text();
+        if (r.reason != why) options_.logger->debug("wait task={} model={} reason=\"{}\"", id, r.spec.model, why);
+        r.reason = why;
+        quota_held_[id] = *hold;
+        --offered;  // a quota check, not a policy cycle: held tasks do not use up the pass
+        continue;
+      }
+    }
     sched::CycleState cycle;
     const auto t0 = std::chrono::steady_clock::now();
     Result<sched::Decision> d = policy_->Schedule(t, state_, cycle);
@@ -381,7 +415,7 @@ void Daemon::PassLocked(double now) {
       options_.logger->info("reject task={} model={} reason=\"{}\"", id, r.spec.model, r.reason);
       FinishLocked(r, TaskState::kRejected, 0, now);
       changed.push_back(id);
-      it = queue_.erase(it);
+      queue_.erase(order[k]);
       continue;
     }
     sched::Decision dec = *d;
@@ -420,7 +454,8 @@ void Daemon::PassLocked(double now) {
         r.pid = 0;
         changed.push_back(id);
         LogBindLocked(r, now);
-        it = queue_.erase(it);
+        if (quota) quota->Hold(options_.teams.Find(r.spec.team));
+        queue_.erase(order[k]);
         break;
       }
       case sched::Decision::Kind::kWait:
@@ -432,7 +467,7 @@ void Daemon::PassLocked(double now) {
           options_.logger->debug("wait task={} model={} reason=\"{}\"", id, r.spec.model, dec.reason);
         }
         r.reason = dec.reason;  // shown by GET; not journalled (it changes every pass)
-        ++it;
+        
         break;
       case sched::Decision::Kind::kReject:
         before.emplace(id, r);
@@ -441,7 +476,7 @@ void Daemon::PassLocked(double now) {
         r.reason = dec.reason;
         FinishLocked(r, TaskState::kRejected, 0, now);
         changed.push_back(id);
-        it = queue_.erase(it);
+        queue_.erase(order[k]);
         break;
     }
   }
@@ -484,6 +519,9 @@ LaunchRequest Daemon::LaunchRequestLocked(const TaskRecord& r) const {
   q.task_id = r.id;
   q.attempt = r.attempts;
   q.command = r.spec.command;
+  if (const int team = options_.teams.Find(r.spec.team); options_.teams.enabled() && team >= 0) {
+    q.account = options_.teams.teams[team].slurm_account;
+  }
   q.node = r.node;
   q.gpu_index = r.gpu_index;
   q.visible_devices = std::to_string(r.gpu_index);
@@ -637,6 +675,7 @@ Status Daemon::PersistLocked(const std::vector<int64_t>& ids) {
 Result<TaskStore::Inserted> Daemon::Submit(const TaskSpec& submitted) {
   HASE_ASSIGN_OR_RETURN(TaskSpec spec, WithInputShape(submitted));
   if (spec.runtime.empty()) spec.runtime = options_.default_runtime;
+  HASE_RETURN_IF_ERROR(ResolveTeam(spec));
   // Refused at the door, before anything is journalled: what could never be placed.
   if (spec.gpus != 1) {
     return Status::Unsupported(fmt::format("gpus: {}: hase places each task on one GPU", spec.gpus), "gpus",

@@ -96,6 +96,8 @@
 #include "hase/sched/cluster_state.h"
 #include "hase/sched/latency_oracle.h"
 #include "hase/sched/policy.h"
+#include "hase/sched/quota.h"
+#include "hase/sched/team_config.h"
 #include "hase/service/backend.h"
 #include "hase/service/calibration.h"
 #include "hase/service/live_plan.h"
@@ -151,6 +153,28 @@ struct DaemonOptions {
   std::function<double()> now_s;
   // Structured decision log (info: one line per placement; debug: per wait/reject). Null: none.
   std::shared_ptr<spdlog::logger> logger;
+  // Teams sharing the cluster (docs/teams.md; `hase serve --teams FILE`, or the --config
+  // file's teams keys). Disabled (the default): no team on tasks, no /v1/usage figures.
+  // Enabled: every task gets a team at submit (its own, its pod namespace's, the default),
+  // a team at its max_gpus waits with the quota's reason, usage is charged per team.
+  sched::TeamConfig teams;
+};
+
+// One team's quota and usage now (GET /v1/usage, `hase usage`, /metrics).
+struct TeamUsageView {
+  std::string team;
+  int guaranteed_gpus = 0;
+  int max_gpus = -1;          // -1 = no maximum
+  double shares = 1;
+  std::string slurm_account;
+  std::vector<std::string> namespaces;
+  int gpus_in_use = 0;        // its bound and running tasks (one GPU each)
+  int queued = 0;             // its tasks in the central queue
+  int held = 0;               // of those, waiting because the team is at its maximum
+  double usage_eq_s = 0;      // decayed, reference-equivalent GPU-seconds (fair_share.h)
+  double raw_eq_s = 0;        // undecayed, reference-equivalent GPU-seconds
+  double gpu_s = 0;           // undecayed, plain GPU-seconds
+  double fair_share = 1;      // factor 0–1 (1 = unserved, 0.5 = its share)
 };
 
 // Why a task went where it did: the chosen GPU and the best other GPU of every GPU type, in
@@ -314,6 +338,16 @@ class Daemon {
   Result<WhatIfResult> PlanWhatIf(const WhatIf& w) const;
 
   std::vector<GpuView> Gpus() const;
+  // Per-team quota and usage now (daemon_teams.cc): usage from every journalled task's run
+  // (started_s to ended_s, or now while running) on its GPU's type, in reference-equivalent
+  // GPU-seconds priced by the daemon's oracle, decayed with fair_share.half_life_s. Empty
+  // without teams. The reference type comes from the cluster, else the catalog.
+  std::vector<TeamUsageView> Usage() const;
+  // Why queued task `id` was not offered to the policy in the last pass: its team is at its
+  // max_gpus (docs/teams.md). nullopt when it was offered (or teams are off).
+  std::optional<sched::QuotaHold> QuotaHoldOf(int64_t id) const;
+  // The teams configuration (disabled when none).
+  const sched::TeamConfig& teams() const { return options_.teams; }
   std::string MetricsText() const;
   DaemonHealth Health() const;
 
@@ -444,6 +478,12 @@ class Daemon {
                        const sched::Decision& dec, double now);  // requires mu_
   void LogBindLocked(const TaskRecord& r, double now) const;      // requires mu_
   std::string GpuAndTaskSeriesLocked(double now) const;            // requires mu_: /metrics
+  // Teams (daemon_teams.cc). The team of a spec being submitted: its own (checked), its pod
+  // namespace's, else the default team; "" without teams. InvalidArgument: unknown team, or
+  // a team named while no teams are configured.
+  Status ResolveTeam(TaskSpec& spec) const;
+  std::vector<TeamUsageView> UsageLocked(double now) const;         // requires mu_
+  std::string TeamSeriesLocked(double now) const;                   // requires mu_: /metrics
   bool FitsSomeCatalogGpuLocked(const sched::CycleState& cycle, const sched::Task& t) const;  // requires mu_
   // daemon_plan.cc: hands a copy of the state to planner_ (planned on its thread) when the
   // state changed since the last plan or it is plan_refresh_s old. `wait`: until it is planned
@@ -483,6 +523,7 @@ class Daemon {
   sched::ClusterState state_;                       // guarded by mu_
   std::unique_ptr<sched::Policy> policy_;           // guarded by mu_
   std::map<int64_t, TaskRecord> tasks_;             // guarded by mu_, every task
+  std::map<int64_t, sched::QuotaHold> quota_held_;  // guarded by mu_: held in the last pass
   int64_t quarantined_ = 0;                          // guarded by mu_: journal rows quarantined
   std::string first_quarantine_;                     // guarded by mu_: the first one, for /healthz
   std::set<int64_t> unsynced_;                       // guarded by mu_: changed, not yet journalled

@@ -105,7 +105,9 @@ Result<Advice> Daemon::Advise(const TaskSpec& submitted) const {
   return a;
 }
 
-Result<TaskRecord> Daemon::BindExternal(const TaskSpec& spec, const std::string& node) {
+Result<TaskRecord> Daemon::BindExternal(const TaskSpec& pod_spec, const std::string& node) {
+  TaskSpec spec = pod_spec;
+  HASE_RETURN_IF_ERROR(ResolveTeam(spec));  // teams: the pod's namespace mapping (docs/teams.md)
   if (!backend_ || !backend_->RunsPods()) {
     return Status::InvalidArgument("hase was started without --kube-api, so it cannot bind pods", "",
                                    "give --kube-api (a kubectl proxy URL or in-cluster), or drop bindVerb from the "

@@ -114,6 +114,7 @@ std::string Daemon::MetricsText() const {
          "# TYPE hase_telemetry_degraded gauge\n";
   out += fmt::format("hase_telemetry_degraded {}\n", h.degraded ? 1 : 0);
   out += GpuAndTaskSeriesLocked(Now());
+  out += TeamSeriesLocked(Now());
   const std::vector<CalibratedOracle::Entry> cal = calibration_->Entries();
   if (!cal.empty()) {
     std::string f = "# HELP hase_calibration_factor Correction applied to predicted run times of a model on a GPU "

@@ -84,6 +84,7 @@ Result<std::vector<std::string>> SlurmBackend::SbatchArgv(const LaunchRequest& q
                                    "--gres=gpu:" + it->second + ":1",
                                    "--no-requeue"};
   if (!options_.partition.empty()) argv.push_back("--partition=" + options_.partition);
+  if (!q.account.empty()) argv.push_back("--account=" + q.account);  // the team's (docs/teams.md)
   if (!options_.output_dir.empty()) argv.push_back("--output=" + options_.output_dir + "/" + name + "-%j.out");
   argv.push_back("--wrap=" + q.command);
   return argv;

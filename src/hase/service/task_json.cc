@@ -55,7 +55,7 @@ constexpr FieldSpec kFields[] = {
     {"key", 256},       {"name", 256},         {"model", 4096},     {"batch_size", 0},
     {"input_size", 0},  {"num_batches", 0},    {"samples", 0},      {"priority", 0},
     {"memory_mib", 0},  {"gpus", 0},           {"command", 65536},  {"pod", 512},
-    {"runtime", 64},    {"input_shape", 64}};
+    {"runtime", 64},    {"input_shape", 64},   {"team", 64}};
 
 // Unknown keys (a misspelt "num_batchs" used to be ignored: the task ran 1 batch) and
 // over-long strings are refused at the door.
@@ -174,6 +174,12 @@ Result<TaskSpec> TaskSpecFromJson(const json& j) {
   HASE_ASSIGN_OR_RETURN(s.command, GetString(j, "command"));
   HASE_ASSIGN_OR_RETURN(s.pod, GetString(j, "pod"));
   HASE_ASSIGN_OR_RETURN(s.runtime, GetString(j, "runtime"));
+  HASE_ASSIGN_OR_RETURN(s.team, GetString(j, "team"));
+  for (char c : s.team) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') {
+      return Bad("team", "must be a team name (letters, digits, '_', '-', '.'), as listed by GET /v1/usage");
+    }
+  }
   if (!s.runtime.empty()) {
     Result<RuntimeProfile> rt = FindRuntime(s.runtime);
     if (!rt.ok()) return Bad("runtime", "is not a runtime: " + rt.status().hint());
@@ -183,13 +189,15 @@ Result<TaskSpec> TaskSpecFromJson(const json& j) {
 }
 
 json TaskSpecToJson(const TaskSpec& s) {
-  return json{{"key", s.key},           {"name", s.name},        {"model", s.model},
+  json j{{"key", s.key},           {"name", s.name},        {"model", s.model},
               {"batch_size", s.batch_size},
               {"input_size", s.input_size > 0 ? json(s.input_size) : json(nullptr)},
               {"input_shape", s.input_shape.empty() ? json(nullptr) : json(sched::InputShapeText(s.input_shape))},
               {"num_batches", s.num_batches}, {"priority", s.priority},
               {"memory_mib", s.memory_mib}, {"gpus", s.gpus},    {"command", s.command},
               {"pod", s.pod}, {"runtime", s.runtime.empty() ? json(nullptr) : json(s.runtime)}};
+  if (!s.team.empty()) j["team"] = s.team;  // absent without teams: journal rows as before
+  return j;
 }
 
 std::string TaskSpecDifference(const TaskSpec& stored, const TaskSpec& sent) {

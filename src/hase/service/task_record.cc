@@ -34,6 +34,7 @@ sched::Task TaskRecord::ToSchedTask() const {
   t.priority = spec.priority;
   t.memory_mib = spec.memory_mib;
   t.runtime = spec.runtime;
+  t.team = spec.team;
   return t;
 }
 

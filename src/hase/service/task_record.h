@@ -51,6 +51,10 @@ struct TaskSpec {
   std::string command;      // shell command the executor runs; "" = run by someone else
   std::string pod;          // "namespace/name" when the task came from the Kubernetes extender
   std::string runtime;      // predict/runtime_profile.h name; "" = the daemon's --runtime
+  // The team it belongs to (docs/teams.md). With teams configured (`hase serve --teams`) the
+  // daemon fills it before journalling: a pod's namespace mapping, else the default team.
+  // "" = none (no teams configured).
+  std::string team;
 };
 
 // Journal keys of pods from the Kubernetes extender: "k8s:<metadata.uid>", or

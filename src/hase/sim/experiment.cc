@@ -13,7 +13,9 @@
 #include "hase/sim/best_known.h"
 #include "hase/sim/lower_bound.h"
 #include "hase/sim/queue_eta.h"
+#include "hase/sched/fair_share.h"
 #include "hase/sim/table_truth.h"
+#include "hase/sim/team_report.h"
 
 namespace hase::sim {
 namespace {
@@ -99,6 +101,19 @@ Result<ExperimentResult> RunExperiment(const sched::Cluster& cluster,
                     bk.kicks, bk.budget_exhausted ? ", budget spent" : "");
   }
 
+  // Fair share's reference type (an A100 by default): from the catalog, so the oracle prices it.
+  sched::GpuType reference;
+  if (options.teams != nullptr) {
+    reference.name = options.teams->fair_share.reference;
+    reference.peak_fp32_tflops = sched::kA100Fp32Tflops;
+    if (Result<const GpuSpec*> spec = catalog.Find(reference.name); spec.ok()) {
+      reference.name = (*spec)->id;
+      reference.memory_mib = (*spec)->memory_gib * 1024.0;
+      reference.peak_fp32_tflops = (*spec)->fp32_tflops;
+    } else {
+      return spec.status().WithContext("fair_share.reference");
+    }
+  }
   const std::vector<std::string> names =
       options.policies.empty() ? sched::PolicyNames() : options.policies;
   for (const std::string& name : names) {
@@ -112,14 +127,25 @@ Result<ExperimentResult> RunExperiment(const sched::Cluster& cluster,
     SimOptions so;
     so.show_progress = options.show_progress;
     so.measure_decisions = options.measure_decisions;
+    const bool teams = options.teams != nullptr && options.teams->enabled();
+    if (teams) {
+      so.teams = options.teams;
+      so.equivalent_speed = [&](const sched::Task& t, int type) {
+        return sched::EquivalentSpeed(*oracle, t, cluster.types[type], reference);
+      };
+    }
     std::optional<QueueEtaProbe> probe;
-    if (options.queue_eta) {
+    if (options.queue_eta && !teams) {
       probe.emplace([&] { return sched::MakePolicy(name, pc); }, tasks);
       so.after_instant = [&](const sched::ClusterState& s, const std::vector<int>& w) { probe->AfterInstant(s, w); };
     }
     HASE_ASSIGN_OR_RETURN(SimResult r, Simulate(cluster, tasks, *policy, *truth, so));
     report.policies.push_back(
         Summarise(cluster, tasks, r, report.lower_bound, report.best_known_ms));
+    if (teams) {
+      report.policies.back().teams = SummariseTeams(*options.teams, tasks, r);
+      report.policies.back().preemptions = r.preemptions;
+    }
     if (probe) {
       HASE_ASSIGN_OR_RETURN(report.policies.back().queue_eta, probe->Finish(r.makespan_ms));
     }

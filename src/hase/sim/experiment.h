@@ -39,6 +39,10 @@ struct ExperimentOptions {
   std::string workload_name = "workload";
   // What the policies' oracle assumes, for the report ("runtime ort-cuda, precision tf32").
   std::string predictions;
+  // Teams sharing the cluster (docs/teams.md); null or disabled: none. Must outlive the call.
+  // With teams each policy's report gets per-team figures (team_report.h) and the queue ETA
+  // probe is off (its plans know nothing of quotas).
+  const sched::TeamConfig* teams = nullptr;
 };
 
 struct ExperimentResult {

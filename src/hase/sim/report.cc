@@ -140,6 +140,9 @@ std::string FormatTable(const Report& report, bool with_timing) {
     }
     out += "\n";
   }
+  for (const PolicyReport& p : report.policies) {
+    if (!p.teams.empty()) out += "\n" + FormatTeamTable(p.policy, p.teams);
+  }
   out += "\nutilisation per GPU type:\n";
   out += fmt::format("{:<13}", "policy");
   // Columns as wide as their type name (MIG types are long: "A100-SXM4-40GB-MIG-1g.5gb").
@@ -230,6 +233,10 @@ std::string ReportJson(const Report& report, bool with_timing) {
                         {"error", num(q.error)},
                         {"error_at", {{"25%", num(q.error_at[0])}, {"50%", num(q.error_at[1])}, {"75%", num(q.error_at[2])}}},
                         {"at_s", {{"25%", num(q.at_s[0])}, {"50%", num(q.at_s[1])}, {"75%", num(q.at_s[2])}}}};
+    }
+    if (!p.teams.empty()) {
+      e["preemptions"] = p.preemptions;
+      e["teams"] = TeamFiguresJson(p.teams);
     }
     if (with_timing) {
       e["decision_us"] = {{"count", p.decisions},
@@ -374,6 +381,8 @@ std::string PlanJson(const sched::Cluster& cluster, const std::vector<sched::Tas
     e["batch_size"] = t.batch_size;
     e["num_batches"] = t.num_batches;
     e["arrival_s"] = R(o->arrival_ms / 1000);
+    if (!t.team.empty()) e["team"] = t.team;
+    if (!o->preempted.empty()) e["preempted"] = o->preempted;  // why, where, after which batch
     e["gpu"] = gpu(o->gpu);
     e["gpu_type"] = o->gpu >= 0 ? nlohmann::ordered_json(cluster.types[cluster.gpus[o->gpu].type].name)
                                 : nlohmann::ordered_json(nullptr);

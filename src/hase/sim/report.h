@@ -16,6 +16,7 @@
 #include "hase/sim/lower_bound.h"
 #include "hase/sim/queue_eta.h"
 #include "hase/sim/simulator.h"
+#include "hase/sim/team_report.h"
 
 namespace hase::sim {
 
@@ -40,6 +41,9 @@ struct PolicyReport {
   // planned at the first instant (t = 0) and the relative errors of that plan and of the plans
   // at 25 / 50 / 75 % of it. Not set (NaN) when the experiment did not probe.
   QueueEta queue_eta;
+  // Teams (ExperimentOptions::teams): per-team figures and preemptions; empty / 0 without.
+  std::vector<TeamFigures> teams;
+  int preemptions = 0;
 };
 
 struct Report {

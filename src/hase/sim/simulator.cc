@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <optional>
@@ -13,6 +14,7 @@
 
 #include "hase/base/check.h"
 #include "hase/sched/wait_memo.h"
+#include "hase/sim/team_run.h"
 
 namespace hase::sim {
 namespace {
@@ -28,7 +30,7 @@ constexpr double kSameInstantMs = 1e-9;
 struct Event {
   double time_ms;
   uint64_t seq;
-  enum Kind { kArrival = 0, kCompletion = 1 } kind;
+  enum Kind { kArrival = 0, kCompletion = 1, kPreempt = 2 } kind;
   int task;
   uint64_t version;  // completion: valid only if equal to the task's current version
   bool operator>(const Event& o) const {
@@ -44,6 +46,7 @@ struct Run {  // truth state of one running task
   double remaining_true = 0; // true isolated ms left at last_ms
   double slowdown = 1;
   double last_ms = 0;
+  double started_ms = 0;     // its last start (a resumed task: the resume)
   uint64_t version = 0;
 };
 
@@ -79,6 +82,11 @@ class Sim {
   void Complete(int task);
   Status Pass();       // offers the central queue to the policy, in queue order
   Status BatchPass();  // min-min / max-min (Policy::Options::PassOrder)
+  Status TeamPass();   // teams: the order of sched::TeamQueue, teams at their maximum held
+  // Teams with preemption: stops running tasks at their next batch boundary for waiting tasks
+  // entitled to them (sched/preemption.h), when no GPU has a free slot.
+  void MaybePreempt();
+  void Preempt(int task);  // the boundary came: stop `task`, re-queue its remaining batches
   // Applies one decision of a pass. Returns whether the task left the queue (bound or
   // rejected); errors are the policy's Internal errors.
   Result<bool> Apply(int task, const Result<Decision>& d, CycleState& cycle);
@@ -103,7 +111,7 @@ class Sim {
   void Progress();
 
   const sched::Cluster& cluster_;
-  const std::vector<Task>& tasks_;
+  std::vector<Task> tasks_;  // a copy: a preempted task resumes with fewer num_batches
   sched::Policy& policy_;
   const TruthModel& truth_;
   const SimOptions options_;
@@ -121,6 +129,15 @@ class Sim {
   size_t finished_ = 0;
   int last_percent_ = -1;
   std::vector<int> reservation_index_;  // task → index into result_.reservations or -1
+  std::unique_ptr<TeamRun> teams_;      // null without teams
+  struct Pending {                      // a preemption decided, waiting for its batch boundary
+    int claimant = -1;
+    std::string why;
+  };
+  std::unordered_map<int, Pending> preempting_;  // victim → claimant
+  // Waiting tasks that have had a preemption: each causes at most one, so a claimant the
+  // policy then places elsewhere (or keeps waiting for a faster GPU) cannot empty GPU after GPU.
+  std::set<int> claimed_;
 };
 
 Result<Decision> Sim::Decide(const Task& task, CycleState& cycle) {
@@ -207,11 +224,13 @@ void Sim::StartTruth(int task, int gpu) {
   r.remaining_true = r.iso_true;
   r.slowdown = 1;
   r.last_ms = state_.now_ms;
+  r.started_ms = state_.now_ms;
   on_gpu_[gpu].push_back(task);
   if (busy_since_[gpu] < 0) busy_since_[gpu] = state_.now_ms;
   TaskOutcome& o = result_.tasks[task];
   o.gpu = gpu;
-  o.start_ms = state_.now_ms;
+  if (o.start_ms < 0) o.start_ms = state_.now_ms;  // a resumed task keeps its first start
+  if (teams_) teams_->Started(task, tasks_[task], cluster_.gpus[gpu].type, state_.now_ms);
   o.co_located.clear();
   for (int other : on_gpu_[gpu]) {
     if (other != task) o.co_located.push_back(other);
@@ -249,7 +268,7 @@ void Sim::StartQueued(int gpu) {
 Status Sim::Arrive(int task) {
   const Task& t = tasks_[task];
   key_[task] = policy_.QueueKey(t, cluster_);
-  if (!policy_.options().dispatch_on_arrival) {
+  if (!policy_.options().dispatch_on_arrival || (teams_ && teams_->Held(task))) {
     queue_.insert(task);
     return Status::OK();
   }
@@ -270,6 +289,7 @@ Status Sim::Arrive(int task) {
     case Decision::Kind::kBind: {
       RecordPlan(task, *d);
       policy_.Commit(t, *d, cycle, state_);
+      if (teams_) teams_->Bound(task);
       AfterBind(task, d->gpu, d->end_ms);
       MarkChanged(d->gpu);
       break;
@@ -313,6 +333,7 @@ void Sim::Complete(int task) {
     result_.gpu_busy_ms[gpu] += state_.now_ms - busy_since_[gpu];
     busy_since_[gpu] = -1;
   }
+  if (teams_) teams_->Stopped(task, state_.now_ms);
   Reprice(gpu);
   StartQueued(gpu);
   policy_.OnGpuChanged(state_, gpu);
@@ -358,6 +379,7 @@ Result<bool> Sim::Apply(int task, const Result<Decision>& d, CycleState& cycle) 
       policy_.Commit(t, *d, cycle, state_);
       o.backfilled = backfill;
       if (backfill) ++result_.backfills;
+      if (teams_) teams_->Bound(task);
       AfterBind(task, d->gpu, d->end_ms);
       MarkChanged(d->gpu);
       if (held >= 0 && held != d->gpu) MarkChanged(held);  // its reservation is released
@@ -368,6 +390,7 @@ Result<bool> Sim::Apply(int task, const Result<Decision>& d, CycleState& cycle) 
 }
 
 Status Sim::Pass() {
+  if (teams_) return TeamPass();
   if (policy_.options().pass_order != sched::Policy::Options::PassOrder::kOrdered) {
     return BatchPass();
   }
@@ -445,6 +468,127 @@ Status Sim::BatchPass() {
   return Status::OK();
 }
 
+Status Sim::TeamPass() {
+  policy_.BeginPass(state_);
+  const std::vector<int> waiting(queue_.begin(), queue_.end());
+  teams_->BeginPass(waiting, tasks_, state_.now_ms);
+  int scanned = 0;
+  for (int task; scanned < policy_.options().max_queue_scan && (task = teams_->Next()) >= 0; ++scanned) {
+    if (policy_.PassSettled(state_)) break;
+    CycleState& cycle = cycles_[task];
+    std::optional<Decision> kept = Kept(task, cycle);
+    const bool reused = kept.has_value();
+    const Result<Decision> d = reused ? Result<Decision>(*kept) : Decide(tasks_[task], cycle);
+    HASE_ASSIGN_OR_RETURN(const bool left, Apply(task, d, cycle));
+    Remember(task, d, reused);
+    if (left) {
+      cycles_.erase(task);
+      queue_.erase(task);
+    }
+  }
+  return Status::OK();
+}
+
+void Sim::MaybePreempt() {
+  if (!teams_->config().preemption.enabled || queue_.empty() || state_.open_gpus() > 0) return;
+  const double now = state_.now_ms;
+  std::vector<sched::PreemptRunning> running;
+  for (size_t g = 0; g < on_gpu_.size(); ++g) {
+    for (int id : on_gpu_[g]) {
+      if (preempting_.count(id)) continue;
+      const Run& r = runs_[id];
+      // Only a task with a batch left after the one in flight can give its GPU back early.
+      const double per = r.iso_true / static_cast<double>(tasks_[id].num_batches);
+      const double remaining = std::max(0.0, r.remaining_true - (now - r.last_ms) / r.slowdown);
+      if (per <= 0 || remaining <= per * (1 + 1e-9)) continue;
+      sched::PreemptRunning v;
+      v.task = id;
+      v.name = tasks_[id].name;
+      v.team = teams_->TeamOf(id);
+      v.priority = tasks_[id].priority;
+      v.gpu = static_cast<int>(g);
+      v.gpu_memory_mib = state_.gpus[g].memory_mib;
+      v.run_s = (now - r.started_ms) / 1000.0;
+      v.start_s = result_.tasks[id].start_ms / 1000.0;
+      v.preemptions = result_.tasks[id].preemptions;
+      running.push_back(v);
+    }
+  }
+  if (running.empty()) return;
+  const std::vector<int> waiting(queue_.begin(), queue_.end());
+  teams_->BeginPass(waiting, tasks_, now);
+  constexpr int kMaxClaimants = 16;  // waiting tasks looked at per instant (queue head first)
+  int looked = 0;
+  for (int w; looked < kMaxClaimants && !running.empty() && (w = teams_->Next()) >= 0; ++looked) {
+    if (claimed_.count(w)) continue;
+    // Only GPUs that could host it: the policy's own profile of it there.
+    std::vector<sched::PreemptRunning> fit;
+    for (const sched::PreemptRunning& v : running) {
+      const sched::GpuType& type = cluster_.types[cluster_.gpus[v.gpu].type];
+      Result<sched::TaskProfile> p = policy_.oracle().Profile(tasks_[w], type);
+      if (p.ok() && sched::MemoryNeedMib(tasks_[w], *p) <= v.gpu_memory_mib) fit.push_back(v);
+    }
+    sched::PreemptWaiting pw{w, tasks_[w].name, teams_->TeamOf(w), tasks_[w].priority, 0};
+    const sched::PreemptChoice c = teams_->Choose(pw, fit);
+    if (c.victim < 0) continue;
+    const int victim = fit[c.victim].task;
+    Run& r = runs_[victim];
+    const double per = r.iso_true / static_cast<double>(tasks_[victim].num_batches);
+    const double remaining = std::max(0.0, r.remaining_true - (now - r.last_ms) / r.slowdown);
+    const double done = r.iso_true - remaining;
+    const double boundary = std::min(r.iso_true, std::ceil(done / per - 1e-9) * per);
+    Push(now + (boundary - done) * r.slowdown, Event::kPreempt, victim);
+    preempting_[victim] = {w, c.why};
+    claimed_.insert(w);
+    teams_->PreemptDecided(victim);
+    running.erase(std::find_if(running.begin(), running.end(),
+                               [&](const sched::PreemptRunning& v) { return v.task == victim; }));
+  }
+}
+
+void Sim::Preempt(int task) {
+  auto it = preempting_.find(task);
+  if (it == preempting_.end()) return;
+  const Pending p = it->second;
+  preempting_.erase(it);
+  teams_->PreemptDone(task);
+  Run& r = runs_[task];
+  TaskOutcome& o = result_.tasks[task];
+  // Ended meanwhile, or the task it was for started elsewhere: nothing to give back.
+  if (o.end_ms >= 0 || r.gpu < 0 || !queue_.count(p.claimant)) return;
+  const int gpu = r.gpu;
+  Reprice(gpu);  // remaining_true as of now
+  const int64_t nb = tasks_[task].num_batches;
+  const double per = r.iso_true / static_cast<double>(nb);
+  const int64_t done = std::clamp<int64_t>(
+      static_cast<int64_t>(std::floor((r.iso_true - r.remaining_true) / per + 1e-6)), 0, nb);
+  if (done >= nb) return;  // its last batch is ending: it completes
+  ++r.version;  // its completion event is void
+  std::vector<int>& ids = on_gpu_[gpu];
+  ids.erase(std::find(ids.begin(), ids.end(), task));
+  auto& running = state_.gpus[gpu].running;
+  running.erase(std::find_if(running.begin(), running.end(),
+                             [&](const sched::RunningTask& x) { return x.task_id == task; }));
+  if (ids.empty() && busy_since_[gpu] >= 0) {
+    result_.gpu_busy_ms[gpu] += state_.now_ms - busy_since_[gpu];
+    busy_since_[gpu] = -1;
+  }
+  teams_->Stopped(task, state_.now_ms);
+  ++o.preemptions;
+  ++result_.preemptions;
+  o.preempted.push_back(fmt::format("{} at {:.3f} s on {} after batch {} of {}", p.why, state_.now_ms / 1000,
+                                    cluster_.GpuLabel(gpu), done, nb));
+  r.gpu = -1;
+  tasks_[task].num_batches = nb - done;  // resumes with what is left, wherever is best then
+  Reprice(gpu);
+  StartQueued(gpu);
+  policy_.OnGpuChanged(state_, gpu);
+  MarkChanged(gpu);
+  key_[task] = policy_.QueueKey(tasks_[task], cluster_);
+  cycles_.erase(task);
+  queue_.insert(task);
+}
+
 Result<SimResult> Sim::Go() {
   for (size_t i = 0; i < tasks_.size(); ++i) {
     if (tasks_[i].id != static_cast<int>(i)) {
@@ -457,6 +601,18 @@ Result<SimResult> Sim::Go() {
   reservation_index_.assign(tasks_.size(), -1);
   key_.assign(tasks_.size(), 0.0);
   memo_.Reset(cluster_.gpus.size());
+  if (options_.teams != nullptr && options_.teams->enabled()) {
+    HASE_RETURN_IF_ERROR(options_.teams->CheckTasks(tasks_));
+    teams_ = std::make_unique<TeamRun>(*options_.teams, tasks_, options_.equivalent_speed);
+    for (const Task& t : tasks_) {  // slowdown's denominator: alone on the fastest type, truth
+      double best = 0;
+      for (const sched::GpuType& type : cluster_.types) {
+        Result<TrueProfile> p = truth_.Profile(t, type);
+        if (p.ok() && p->isolated_ms > 0 && (best == 0 || p->isolated_ms < best)) best = p->isolated_ms;
+      }
+      result_.tasks[t.id].isolated_best_ms = best;
+    }
+  }
   for (const Task& t : tasks_) {
     result_.tasks[t.id].task_id = t.id;
     result_.tasks[t.id].arrival_ms = t.arrival_ms;
@@ -486,6 +642,9 @@ Result<SimResult> Sim::Go() {
       if (e.kind == Event::kArrival) {
         HASE_RETURN_IF_ERROR(Arrive(e.task));
         happened = true;
+      } else if (e.kind == Event::kPreempt) {
+        Preempt(e.task);
+        happened = true;
       } else if (runs_[e.task].version == e.version && result_.tasks[e.task].end_ms < 0) {
         Complete(e.task);
         happened = true;
@@ -494,6 +653,7 @@ Result<SimResult> Sim::Go() {
     // An instant where nothing happened changes no GPU and adds no task: no pass (most
     // completion events go stale, as every start or end on a GPU re-prices its tasks).
     if (happened && !queue_.empty()) HASE_RETURN_IF_ERROR(Pass());
+    if (happened && teams_) MaybePreempt();
     if (happened && options_.after_instant) {
       const std::vector<int> waiting(queue_.begin(), queue_.end());
       options_.after_instant(state_, waiting);
@@ -505,6 +665,7 @@ Result<SimResult> Sim::Go() {
   for (const TaskOutcome& o : result_.tasks) {
     if (!o.rejected) result_.makespan_ms = std::max(result_.makespan_ms, o.end_ms);
   }
+  if (teams_) result_.team_usage = teams_->Usage(result_.makespan_ms);
   return std::move(result_);
 }
 

@@ -22,6 +22,8 @@
 #include "hase/sched/cluster.h"
 #include "hase/sched/policy.h"
 #include "hase/sched/task.h"
+#include "hase/sched/fair_share.h"
+#include "hase/sched/team_config.h"
 #include "hase/sim/decision_times.h"
 #include "hase/sim/truth_model.h"
 
@@ -35,6 +37,14 @@ struct SimOptions {
   // central queue, in queue order: for plans made during a run (bench/plan_accuracy). Must not
   // keep references. Null: none.
   std::function<void(const sched::ClusterState&, const std::vector<int>&)> after_instant;
+  // Teams sharing the cluster (docs/teams.md; null or disabled: one anonymous queue). Quotas
+  // order and hold the central queue (sim/team_run.h), usage is charged per team, and with
+  // preemption.enabled a waiting task may stop a running one at its next batch boundary when
+  // no GPU has a free slot. Must outlive the run; every task's team must be listed.
+  const sched::TeamConfig* teams = nullptr;
+  // Reference-equivalent seconds per second of a task on a cluster type index (fair share);
+  // null: 1 (plain GPU-seconds).
+  std::function<double(const sched::Task&, int type)> equivalent_speed;
 };
 
 struct TaskOutcome {
@@ -57,6 +67,11 @@ struct TaskOutcome {
   int wait_targets = 0;            // how many times the GPU it waited for changed (incl. first)
   int reserved_gpu = -1;           // the GPU it held a reservation on, -1 if none
   std::vector<int> co_located;     // tasks running on its GPU when it started
+  // Teams (SimOptions::teams): the truth's isolated time of the whole task on the fastest GPU
+  // type, ms (slowdown = JCT / this); 0 without teams. start_ms stays the first start.
+  double isolated_best_ms = 0;
+  int preemptions = 0;             // times it was stopped at a batch boundary and re-queued
+  std::vector<std::string> preempted;  // why and where, one line per preemption
 };
 
 // One reservation a policy made, and what became of it.
@@ -78,6 +93,9 @@ struct SimResult {
   DecisionTimes decisions;                  // every Schedule call, wall clock µs (not
                                             // deterministic: kept out of byte-stable reports)
   double makespan_ms = 0;                   // last completion (time 0 = workload start)
+  // Teams: each team's usage at the makespan (indexed like SimOptions::teams->teams).
+  std::vector<sched::TeamUsage> team_usage;
+  int preemptions = 0;
 };
 
 // Runs `policy` (fresh: policies keep state) on `tasks` (ids 0..n-1, sorted by arrival).
