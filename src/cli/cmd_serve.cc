@@ -48,6 +48,7 @@ struct ServeFlags {
   std::string listen = "127.0.0.1:8080";
   std::string state = "hase-state";
   std::string policy = "hase";
+  std::string objective = "balanced";
   std::vector<std::string> dcgm;  // URL or URL=NODE
   std::string prometheus;         // Prometheus base URL (instead of --dcgm)
   std::string selector;           // PromQL label matchers for --prometheus
@@ -285,6 +286,11 @@ int Run(const ServeFlags& f) {
   service::DaemonOptions o;
   o.state_dir = f.state;
   o.policy = f.policy;
+  {
+    const Result<sched::Objective> objective = sched::ParseObjective(f.objective, "--objective");
+    if (!objective.ok()) return Fail(objective.status());
+    o.objective = *objective;
+  }
   o.store.synchronous_full = f.sync != "normal";
   o.load_max_age_s = f.load_max_age_s;
   o.outside_lease_s = f.outside_lease_s;
@@ -335,6 +341,7 @@ Command AddServeCommand(CLI::App& parent) {
                "Cluster file (the `hase simulate --cluster` schema); optional with --backend slurm");
   a.add_option("--listen", flags->listen, "HOST:PORT to serve on (port 0: any free port)");
   a.add_option("--state", flags->state, "Directory of the journal (hase.db) and executor files");
+  a.add_option("--objective", flags->objective, "hase: what its queue order trades, makespan (longest first), jct (shortest first) or balanced (long tasks first, the rest shortest first)")->capture_default_str();
   a.add_option("--policy", flags->policy, "Placement policy: " + fmt::format("{}", fmt::join(sched::PolicyNames(), ", ")));
   a.add_option("--dcgm", flags->dcgm, "dcgm-exporter URL to scrape, URL=NODE to name its node (repeatable)");
   a.add_option("--prometheus", flags->prometheus,
