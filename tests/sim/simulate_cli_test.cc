@@ -194,6 +194,38 @@ TEST(SimulateCliTest, BalancedObjectiveNoBaselineBetterInBoth) {
   EXPECT_NE(bad.err.find("makespan, jct or balanced"), std::string::npos) << bad.err;
 }
 
+// The large fleet of examples/timm64 (64 GPUs, 1 000 Poisson arrivals, measured timm truth;
+// docs/scheduler.md, "Makespan and JCT"): balanced within 1.15 x the best-known schedule, its
+// mean JCT within 1.2 x the best baseline's, no baseline better in both; the makespan objective
+// within 1.05 x the best-known schedule.
+TEST(SimulateCliTest, LargeFleetBalancedNearReferenceAndBaselines) {
+  const std::string ex = testing::SourceDir() + "/examples/timm64/";
+  const std::string args = " simulate --cluster " + ex + "cluster.yaml --workload " + ex +
+                           "workload.yaml --truth table:" + ex +
+                           "truth.csv --precision tensor --seed 1 --no-gantt --out ";
+  const std::string d = TempDir("timm64");
+  auto r = RunCommand(HaseBin() + args + d);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto rows = ReportRows(Slurp(d + "/report.csv"));
+  ASSERT_TRUE(rows.count("hase")) << r.out;
+  const double mk = std::stod(rows["hase"]["makespan_s"]);
+  const double jct = std::stod(rows["hase"]["jct_mean_s"]);
+  EXPECT_LE(std::stod(rows["hase"]["ratio_to_best_known"]), 1.15) << mk;
+  double best_jct = 1e300;
+  for (const auto& [policy, row] : rows) {
+    if (policy == "hase") continue;
+    best_jct = std::min(best_jct, std::stod(row.at("jct_mean_s")));
+    EXPECT_FALSE(std::stod(row.at("makespan_s")) < mk && std::stod(row.at("jct_mean_s")) < jct)
+        << policy << " is better in both";
+  }
+  EXPECT_LE(jct, 1.2 * best_jct);
+  const std::string dm = TempDir("timm64_makespan");
+  auto m = RunCommand(HaseBin() + args + dm + " --policy hase --objective makespan");
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  auto mrows = ReportRows(Slurp(dm + "/report.csv"));
+  EXPECT_LE(std::stod(mrows["hase"]["ratio_to_best_known"]), 1.05);
+}
+
 // Decision quality on the embedded default with the truth equal to hase's own predictions:
 // hase within 15 % of the best-known offline schedule (printed beside the lower bound) and
 // ahead of the simple rules that use the same predictions (docs/scheduler.md, "Results").
