@@ -310,8 +310,9 @@ int Run(const ServeFlags& f) {
   service::ApiServer api(**daemon, extender, ao);
   auto bound = api.Bind(host, port);
   if (!bound.ok()) return Fail(bound.status());
+  const std::string policy_label = f.policy == "hase" ? "hase, objective " + f.objective : f.policy;
   std::printf("hase serve: listening on %s:%d (%s, policy %s, %zu GPUs, state %s, backend %s, %s)\n", host.c_str(), *bound,
-              f.tls_cert.empty() ? "http" : "https", f.policy.c_str(), (*daemon)->cluster().gpus.size(), f.state.c_str(),
+              f.tls_cert.empty() ? "http" : "https", policy_label.c_str(), (*daemon)->cluster().gpus.size(), f.state.c_str(),
               (*daemon)->backend_name().empty() ? "none" : (*daemon)->backend_name().c_str(),
               ao.tokens.empty() ? "no tokens: loopback clients only" : "bearer tokens required");
   std::fflush(stdout);

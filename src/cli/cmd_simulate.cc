@@ -130,6 +130,9 @@ int Run(const SimulateFlags& f) {
     from.models = f.models;
     from.runtime = f.runtime;
     from.precision = f.precision;
+    const Result<sched::Objective> objective = sched::ParseObjective(f.objective, "--objective");
+    if (!objective.ok()) return Fail(objective.status());
+    from.objective = *objective;
     if (f.policy != "all") {
       if (f.policy.find(',') != std::string::npos) {
         return Fail(Status::InvalidArgument("--from-state plans with one policy, not '" + f.policy + "'", "--policy",
