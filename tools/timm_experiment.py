@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Builds the measured-truth scheduling experiment from timm's measured inference throughput.
 
-    /usr/bin/python3 tools/timm_experiment.py ../shared/data/models/timm OUT [--seeds 1-5]
+    /usr/bin/python3 tools/timm_experiment.py ../shared/data/models/timm OUT [--seeds 1-5] [--large]
 
 Writes into OUT (nothing is copied from the data; only derived numbers):
   truth.csv          `--truth table:` file (sim/table_truth.h): per-batch latency of every zoo
@@ -16,6 +16,10 @@ Writes into OUT (nothing is copied from the data; only derived numbers):
                      arriving as a Poisson process (mean gap 0.5 s); model uniform over the 16;
                      sample count from a lognormal target runtime (median 30 s on an RTX 3090,
                      sigma 0.8, clipped to 2-600 s) at the *measured* RTX 3090 throughput.
+
+With --large (issue 28, a large fleet with arrivals): cluster.yaml has 64 GPUs (8 × RTX PRO
+6000 Max-Q, 12 × RTX 5090, 20 × RTX 4090, 24 × RTX 3090) and each workload_S.yaml 1 000 tasks,
+all arriving as one Poisson process (mean gap 0.3 s, from t = 0), drawn as above.
 
 Assumption (stated, not measured): timm ran each model at its own batch size (mostly 1024, lower
 where it ran out of memory); latency at batch 256 is taken as 256 × (step time / batch), i.e.
@@ -51,6 +55,8 @@ ZOO = {  # timm name -> zoo name (same architectures as torchvision's)
 BATCH = 256
 CLUSTER = [("pro6000", "RTX-PRO-6000-Max-Q", 4), ("rtx5090", "RTX-5090", 4),
            ("rtx4090", "RTX-4090", 8), ("rtx3090", "RTX-3090", 8)]
+CLUSTER_LARGE = [("pro6000", "RTX-PRO-6000-Max-Q", 8), ("rtx5090", "RTX-5090", 12),
+                 ("rtx4090", "RTX-4090", 20), ("rtx3090", "RTX-3090", 24)]
 
 
 def per_sample_ms(path):
@@ -78,6 +84,8 @@ def main():
     ap.add_argument("timm_dir")
     ap.add_argument("out")
     ap.add_argument("--seeds", default="1-5")
+    ap.add_argument("--large", action="store_true",
+                    help="64 GPUs and 1 000 Poisson-arriving tasks per seed (see above)")
     args = ap.parse_args()
     table = {}
     for gpu, name in FILES.items():
@@ -98,18 +106,20 @@ def main():
             for gpu in FILES:
                 f.write(f"{m},{BATCH},224,{gpu},{table[gpu][m] * BATCH:.4f}\n")
     with open(os.path.join(args.out, "cluster.yaml"), "w") as f:
-        f.write("# Measured-truth experiment (tools/timm_experiment.py): the four GPU types "
-                "timm measured.\nname: timm-24\nmax_tasks_per_gpu: 4\nnodes:\n")
-        for node, gpu, n in CLUSTER:
+        f.write("# Measured-truth experiment (tools/timm_experiment.py{}): the four GPU types "
+                "timm measured.\nname: timm-{}\nmax_tasks_per_gpu: 4\nnodes:\n".format(
+                    " --large" if args.large else "", 64 if args.large else 24))
+        for node, gpu, n in (CLUSTER_LARGE if args.large else CLUSTER):
             f.write(f"  - name: {node}\n    gpus:\n      - {{type: {gpu}, count: {n}}}\n")
     for seed in parse_seeds(args.seeds):
         rng = random.Random(seed)
         lines = [f"# Measured-truth experiment, seed {seed} (tools/timm_experiment.py).",
                  "tasks:"]
         t = 0.0
-        for i in range(200):
-            if i >= 80:
-                t += rng.expovariate(1 / 0.5)
+        n_tasks, at_zero, gap_s = (1000, 0, 0.3) if args.large else (200, 80, 0.5)
+        for i in range(n_tasks):
+            if i >= at_zero:
+                t += rng.expovariate(1 / gap_s)
             m = rng.choice(models)
             target_s = min(600.0, max(2.0, math.exp(math.log(30.0) + 0.8 * rng.gauss(0, 1))))
             samples = max(BATCH, int(target_s * 1000 / table["RTX-3090"][m]))

@@ -52,6 +52,7 @@ struct ServeFlags {
   std::string listen = "127.0.0.1:8080";
   std::string state = "hase-state";
   std::string policy = "hase";
+  std::string objective = "balanced";
   std::vector<std::string> dcgm;  // URL or URL=NODE
   std::string prometheus;         // Prometheus base URL (instead of --dcgm)
   std::string selector;           // PromQL label matchers for --prometheus
@@ -358,6 +359,11 @@ int Run(const ServeFlags& f) {
   service::DaemonOptions o;
   o.state_dir = f.state;
   o.policy = f.policy;
+  {
+    const Result<sched::Objective> objective = sched::ParseObjective(f.objective, "--objective");
+    if (!objective.ok()) return Fail(objective.status());
+    o.objective = *objective;
+  }
   o.store.synchronous_full = f.sync != "normal";
   // Fencing: no journal write (so no placement, launch or cancel) unless the lease surely holds.
   o.store.write_gate = [lock = instance->get()] { return lock->CheckHeld(); };
@@ -381,8 +387,9 @@ int Run(const ServeFlags& f) {
   auto bound = api.Bind(host, port);
   if (!bound.ok()) return Fail(bound.status());
   (*instance)->set_listen(host + ":" + std::to_string(*bound));
+  const std::string policy_label = f.policy == "hase" ? "hase, objective " + f.objective : f.policy;
   std::printf("hase serve: listening on %s:%d (%s, policy %s, %zu GPUs, state %s, backend %s, %s)\n", host.c_str(), *bound,
-              f.tls_cert.empty() ? "http" : "https", f.policy.c_str(), (*daemon)->cluster().gpus.size(), f.state.c_str(),
+              f.tls_cert.empty() ? "http" : "https", policy_label.c_str(), (*daemon)->cluster().gpus.size(), f.state.c_str(),
               (*daemon)->backend_name().empty() ? "none" : (*daemon)->backend_name().c_str(),
               ao.tokens.empty() ? "no tokens: loopback clients only" : "bearer tokens required");
   std::fflush(stdout);
@@ -418,6 +425,7 @@ Command AddServeCommand(CLI::App& parent) {
              "When another hase serve holds --state, wait as hot standby and take over when it ends (else: refuse)");
   a.add_option("--lease", flags->lease_s,
                "Seconds without renewal after which a holder of --state on another host counts as dead (NFS)");
+  a.add_option("--objective", flags->objective, "hase: what its queue order trades, makespan (longest first), jct (shortest first) or balanced (long tasks first, the rest shortest first)")->capture_default_str();
   a.add_option("--policy", flags->policy, "Placement policy: " + fmt::format("{}", fmt::join(sched::PolicyNames(), ", ")));
   a.add_option("--dcgm", flags->dcgm, "dcgm-exporter URL to scrape, URL=NODE to name its node (repeatable)");
   a.add_option("--prometheus", flags->prometheus,

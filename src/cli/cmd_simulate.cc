@@ -41,6 +41,8 @@ struct SimulateFlags {
   int top_k = 4;
   int max_reservations = 1;
   double aging = sched::HaseOptions{}.aging;
+  std::string objective = "balanced";
+  double long_task_s = sched::HaseOptions{}.long_task_s;
   double colocation_margin = sched::HaseOptions{}.colocation_margin;
   double short_wait_share = sched::HaseOptions{}.short_wait_share;
   int max_tasks_per_gpu = 0;
@@ -129,6 +131,9 @@ int Run(const SimulateFlags& f) {
     from.models = f.models;
     from.runtime = f.runtime;
     from.precision = f.precision;
+    const Result<sched::Objective> objective = sched::ParseObjective(f.objective, "--objective");
+    if (!objective.ok()) return Fail(objective.status());
+    from.objective = *objective;
     if (f.policy != "all") {
       if (f.policy.find(',') != std::string::npos) {
         return Fail(Status::InvalidArgument("--from-state plans with one policy, not '" + f.policy + "'", "--policy",
@@ -178,6 +183,11 @@ int Run(const SimulateFlags& f) {
   if (!(f.aging >= 0) || !std::isfinite(f.aging)) {
     return Fail(Status::InvalidArgument("must be a finite number >= 0", "--aging"));
   }
+  const Result<sched::Objective> objective = sched::ParseObjective(f.objective, "--objective");
+  if (!objective.ok()) return Fail(objective.status());
+  if (!(f.long_task_s >= 0) || !std::isfinite(f.long_task_s)) {
+    return Fail(Status::InvalidArgument("must be a finite number >= 0", "--long-task-s"));
+  }
   if (!(f.error_sigma >= 0) || !std::isfinite(f.error_sigma)) {
     return Fail(Status::InvalidArgument("must be a finite number >= 0", "--error-sigma"));
   }
@@ -217,6 +227,8 @@ int Run(const SimulateFlags& f) {
   eo.error_sigma = f.error_sigma;
   eo.hase.top_k = f.top_k;
   eo.hase.aging = f.aging;
+  eo.hase.objective = *objective;
+  eo.hase.long_task_s = f.long_task_s;
   eo.hase.colocation_margin = f.colocation_margin;
   eo.hase.short_wait_share = f.short_wait_share;
   eo.hase.incremental = !f.full_passes;
@@ -280,6 +292,8 @@ Command AddSimulateCommand(CLI::App& parent) {
   c.app->add_option("--max-reservations", flags->max_reservations, "hase: reservations held at once (1 = EASY)")->capture_default_str();
   c.app->add_option("--colocation-margin", flags->colocation_margin, "hase: sharing must drain the GPU earlier by this x the task's isolated time")->capture_default_str();
   c.app->add_option("--aging", flags->aging, "hase: queue order credit, ms of task length per ms waited (0 = longest first)")->capture_default_str();
+  c.app->add_option("--objective", flags->objective, "hase: what it trades, makespan (longest first), jct (shortest first) or balanced (long tasks first, the rest shortest first)")->capture_default_str();
+  c.app->add_option("--long-task-s", flags->long_task_s, "hase --objective balanced: tasks at least this long (s, fastest predicted isolated time) go longest first ahead of the others")->capture_default_str();
   c.app->add_option("--short-wait-share", flags->short_wait_share, "hase: also co-locate when it delays the GPU's drain by at most this x the wait it saves (trades makespan for JCT; 0 = only on a predicted gain)")->capture_default_str();
   c.app->add_flag("--full-passes", flags->full_passes, "hase: decide every waiting task on every pass (the reference for the incremental passes)");
   c.app->add_option("--max-tasks-per-gpu", flags->max_tasks_per_gpu, "override every GPU's co-location limit (1 = one task at a time; 0 = the cluster file's)")->capture_default_str();

@@ -223,6 +223,7 @@ int RunSimulateFromState(const SimulateFromFlags& f) {
   service::DaemonOptions o;
   o.state_dir = tmp.path.string();
   o.policy = f.policy;
+  o.objective = f.objective;
   o.store.synchronous_full = false;
   o.default_runtime = FindRuntime(f.runtime)->name;
   o.catalog = std::make_shared<const GpuCatalog>(*catalog);

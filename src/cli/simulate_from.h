@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "hase/base/status.h"
+#include "hase/sched/objective.h"
 #include "hase/service/whatif.h"
 
 namespace hase::cli {
@@ -27,6 +28,7 @@ struct SimulateFromFlags {
   std::string models;     // --models
   std::string runtime;    // --runtime
   std::string precision;  // --precision ("" = the runtime's)
+  sched::Objective objective = sched::Objective::kBalanced;  // --objective (hase serve's)
   std::string policy = "hase";  // --policy (one name)
 };
 

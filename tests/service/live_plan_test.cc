@@ -348,3 +348,48 @@ TEST(LivePlan, RestAndHaseQueueCli) {
 
 }  // namespace
 }  // namespace hase::service
+
+namespace hase::service {
+namespace {
+
+// The daemon's queue follows hase serve --objective (DaemonOptions::objective). Four resnet50
+// tasks of 3 000, 1 000, 2 000 and 4 000 batches (A100 10 ms / T4 35 ms per batch), journalled
+// before the first pass. By hand:
+//   jct (shortest first): 2 → A100 now [0, 10 s]; 3, 1 and 4 each finish sooner after it on
+//     the A100 (30 / 60 / 100 s) than on the T4 (70 / 105 / 140 s): they wait; only 2 runs.
+//   makespan (longest first): 4 → A100 now [0, 40 s]; 1 waits for the A100 (70 < 105 s);
+//     3 → T4 now (A100 after 1: 90 s > T4: 70 s); 2 waits for the A100 (80 < T4 after 3: 105 s).
+TEST(LivePlan, DaemonQueueFollowsTheObjective) {
+  for (const sched::Objective objective : {sched::Objective::kJct, sched::Objective::kMakespan}) {
+    SCOPED_TRACE(std::string(sched::ObjectiveName(objective)));
+    const std::string dir = hase::testing::FreshDir("objective");
+    FakeClock clock;
+    DaemonOptions o = Opts(dir, clock);
+    o.objective = objective;
+    auto made = Daemon::Create(TwoGpus(), Table(), o, nullptr);
+    ASSERT_TRUE(made.ok()) << made.status().ToString();
+    std::unique_ptr<Daemon> d = std::move(*made);
+    for (const int64_t batches : {3000, 1000, 2000, 4000}) {
+      TaskSpec s = Resnet();
+      s.num_batches = batches;
+      ASSERT_TRUE(d->Submit(s).ok());
+    }
+    ASSERT_TRUE(d->Start().ok());
+    d->RunPassForTest();
+    if (objective == sched::Objective::kJct) {
+      EXPECT_EQ(d->Get(2)->state, TaskState::kRunning);
+      EXPECT_EQ(d->Get(2)->gpu, 0);
+      for (const int64_t id : {1, 3, 4}) EXPECT_NE(d->Get(id)->state, TaskState::kRunning) << id;
+    } else {
+      EXPECT_EQ(d->Get(4)->state, TaskState::kRunning);
+      EXPECT_EQ(d->Get(4)->gpu, 0);
+      EXPECT_EQ(d->Get(3)->state, TaskState::kRunning);
+      EXPECT_EQ(d->Get(3)->gpu, 1);
+      for (const int64_t id : {1, 2}) EXPECT_NE(d->Get(id)->state, TaskState::kRunning) << id;
+    }
+    d->Stop();
+  }
+}
+
+}  // namespace
+}  // namespace hase::service

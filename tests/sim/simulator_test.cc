@@ -50,6 +50,9 @@ Result<SimResult> RunPolicy(const std::string& policy, const Cluster& c, const s
   sched::PolicyConfig pc;
   pc.oracle = o;
   pc.cluster = &c;
+  // The hand-solved instances here are about makespan: hase's makespan objective (longest
+  // first). The objectives' orders are tested in objective_test.cc.
+  pc.hase.objective = sched::Objective::kMakespan;
   pc.max_reservations = max_res;
   auto p = sched::MakePolicy(policy, pc);
   if (!p.ok()) return p.status();

@@ -413,6 +413,24 @@ bool HasePlugin::StillStands(const Task& task, const ClusterState& state,
   return AnyFitsNow(task, state, cycle, kNone, true);  // else newly blocked: decide (reserve)
 }
 
+QueueOrder HaseQueueOrder(const HaseOptions& options) {
+  QueueOrder q;
+  q.aging = options.aging;
+  switch (options.objective) {
+    case Objective::kMakespan:
+      q.kind = QueueOrder::Kind::kLongestFirst;
+      break;
+    case Objective::kJct:
+      q.kind = QueueOrder::Kind::kShortestFirst;
+      break;
+    case Objective::kBalanced:
+      q.kind = QueueOrder::Kind::kSplit;
+      q.long_task_ms = options.long_task_s * 1000.0;
+      break;
+  }
+  return q;
+}
+
 std::unique_ptr<Policy> MakeHasePolicy(std::shared_ptr<const LatencyOracle> oracle,
                                        const HaseOptions& options, int max_reservations) {
   Policy::Options po;
@@ -420,7 +438,7 @@ std::unique_ptr<Policy> MakeHasePolicy(std::shared_ptr<const LatencyOracle> orac
   po.one_idle_gpu_per_type = true;
   po.max_reservations = max_reservations;
   po.claim_on_wait = true;
-  po.lpt_aging = options.aging;
+  po.queue_order = HaseQueueOrder(options);
   po.incremental_passes = options.incremental;
   const LatencyOracle& o = *oracle;
   auto policy = std::make_unique<Policy>("hase", po, std::move(oracle));

@@ -15,9 +15,11 @@
 //   outcome is priced this way: there is no fallback by GPU id, by "frees first" or by file
 //   order. A choice that starts later than now means "wait for this GPU": the task stays
 //   queued and claims the GPU for the rest of the pass (later tasks plan around it).
-// Queue order: longest first with linear aging (Policy::Options::lpt_aging, HaseOptions::
-//   aging): the tasks that set the tail choose first; a task waits behind later arrivals only
-//   while they are longer by more than aging × the arrival gap.
+// Queue order (HaseOptions::objective, objective.h): makespan — longest first with linear
+//   aging: the tasks that set the tail choose first; a task waits behind later arrivals only
+//   while they are longer by more than aging × the arrival gap; jct — shortest first, aged;
+//   balanced (default) — tasks of at least long_task_s longest first, ahead of the others
+//   shortest first.
 // Reservation (EASY): a task that no GPU can start now reserves the GPU of its best predicted
 //   completion from its predicted start there (at most Policy::Options::max_reservations at
 //   once). Other tasks use a reserved GPU only through BackfillAllowed (backfill.h). A task
@@ -30,6 +32,7 @@
 #include <vector>
 
 #include "hase/sched/framework.h"
+#include "hase/sched/objective.h"
 
 namespace hase::sched {
 
@@ -51,8 +54,13 @@ struct HaseOptions {
   double short_wait_share = 0;
   bool consider_exclusive = true;   // stage 1 also prices waiting until the GPU drains and
                                     // running alone; keeps the cheaper of the two
-  // Queue order: credit, in ms of task length, per ms waited (Policy::Options::lpt_aging).
-  // 0 = pure longest-first; large = arrival order. docs/scheduler.md ("Queue order") gives the
+  // What the queue order trades (objective.h; docs/scheduler.md, "Makespan and JCT").
+  Objective objective = Objective::kBalanced;
+  // balanced: a task whose fastest predicted isolated time is at least this long (s) is
+  // "long" and queued longest first ahead of the others (which go shortest first).
+  double long_task_s = 20;
+  // Queue order: credit, in ms of task length, per ms waited (Policy::Options::queue_order).
+  // 0 = pure longest/shortest first; large = arrival order. docs/scheduler.md ("Queue order") gives the
   // measurements behind the default.
   double aging = 0.02;
   // Stage 1 through ClusterState's candidate index (RankPlugin) instead of scoring every GPU.
@@ -66,6 +74,9 @@ struct HaseOptions {
 };
 
 class Policy;
+
+// The central-queue order `options.objective` implies (Policy::Options::queue_order).
+QueueOrder HaseQueueOrder(const HaseOptions& options);
 
 // Builds the hase policy (called by the registry).
 std::unique_ptr<Policy> MakeHasePolicy(std::shared_ptr<const LatencyOracle> oracle,

@@ -190,14 +190,14 @@ bool Policy::PassSettled(const ClusterState& state) const {
 }
 
 double Policy::QueueKey(const Task& task, const Cluster& cluster) const {
-  if (options_.lpt_aging < 0) return 0;
+  if (options_.queue_order.kind == QueueOrder::Kind::kArrival) return 0;
   double fastest = std::numeric_limits<double>::infinity();
   for (const GpuType& type : cluster.types) {
     const Result<TaskProfile> p = oracle_->Profile(task, type);
     if (p.ok()) fastest = std::min(fastest, p->isolated_ms);
   }
   if (!std::isfinite(fastest)) fastest = 0;  // rejected anyway; keep arrival order
-  return fastest - options_.lpt_aging * task.arrival_ms;
+  return QueueKeyOf(options_.queue_order, fastest, task.arrival_ms);
 }
 
 void Policy::Forget(const Task& task, ClusterState& state) {

@@ -14,6 +14,7 @@
 #include "hase/base/status.h"
 #include "hase/sched/basic_plugins.h"
 #include "hase/sched/framework.h"
+#include "hase/sched/objective.h"
 
 namespace hase::sched {
 
@@ -36,14 +37,14 @@ class Policy {
     // A task that waits for a particular GPU claims it for the rest of the pass
     // (GpuState::claims), so later tasks in the same pass plan around it.
     bool claim_on_wait = false;
-    // Central-queue order within a priority level (QueueKey). < 0: arrival order. >= 0: longest
-    // first with linear aging, key = L − lpt_aging × arrival_ms, descending, where L is the
-    // task's fastest predicted isolated time over the cluster's types (LPT, Graham 1969). Since
-    // L + α × (now − arrival) orders tasks exactly as L − α × arrival (the α × now term is common
-    // to all), this is "longest processing time first, aged by α ms of credit per ms waited" as
-    // a static key: a task arriving Δ ms after another goes ahead of it only if it is longer by
-    // more than α × Δ, so every wait is bounded.
-    double lpt_aging = -1;
+    // Central-queue order within a priority level (QueueKey; objective.h): arrival order
+    // (default), longest first with linear aging (LPT, Graham 1969), shortest first with
+    // aging (SPT), or long tasks LPT ahead of the rest SPT. L is the task's fastest predicted
+    // isolated time over the cluster's types. Since L + α × (now − arrival) orders tasks
+    // exactly as L − α × arrival (the α × now term is common to all), an aged order is a static
+    // key: a task arriving Δ ms after another goes ahead of it only if it is longer (LPT) or
+    // shorter (SPT) by more than α × Δ, so every wait is bounded.
+    QueueOrder queue_order;
     // Caps every GPU's max_tasks for this policy (1: one task at a time per GPU, as eft and
     // min-min assume); 0 keeps the cluster's. The driver applies it to its ClusterState.
     int max_tasks_per_gpu = 0;
@@ -116,7 +117,7 @@ class Policy {
   // then (exact: no decision changes).
   bool PassSettled(const ClusterState& state) const;
 
-  // The task's central-queue sort key (Options::lpt_aging; larger first within a priority):
+  // The task's central-queue sort key (Options::queue_order; larger first within a priority):
   // 0 for arrival order. Asks the oracle once per cluster type.
   double QueueKey(const Task& task, const Cluster& cluster) const;
 

@@ -69,6 +69,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Create(sched::Cluster cluster,
     sched::PolicyConfig probe;
     probe.oracle = oracle;
     probe.cluster = &cluster;
+    probe.hase.objective = options.objective;
     HASE_ASSIGN_OR_RETURN(std::unique_ptr<sched::Policy> p, sched::MakePolicy(options.policy, probe));
     if (const int cap = p->options().max_tasks_per_gpu; cap > 0) {
       for (sched::Gpu& g : cluster.gpus) g.max_tasks = std::min(g.max_tasks, cap);
@@ -84,6 +85,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Create(sched::Cluster cluster,
   sched::PolicyConfig pc;
   pc.oracle = d->oracle_;
   pc.cluster = &d->cluster_;
+  pc.hase.objective = d->options_.objective;
   HASE_ASSIGN_OR_RETURN(d->policy_, sched::MakePolicy(d->options_.policy, pc));
   return d;
 }

@@ -95,6 +95,7 @@
 #include "hase/sched/cluster.h"
 #include "hase/sched/cluster_state.h"
 #include "hase/sched/latency_oracle.h"
+#include "hase/sched/objective.h"
 #include "hase/sched/policy.h"
 #include "hase/sched/quota.h"
 #include "hase/sched/team_config.h"
@@ -120,6 +121,9 @@ namespace hase::service {
 struct DaemonOptions {
   std::string state_dir = "hase-state";  // journal (hase.db) and local backend files (exec/)
   std::string policy = "hase";           // a sched::PolicyNames() entry
+  // hase only: what its queue order trades (sched/objective.h; docs/scheduler.md, "Makespan
+  // and JCT"). Orders the daemon's queue and its live plan.
+  sched::Objective objective = sched::Objective::kBalanced;
   TaskStoreOptions store;
   // Affects behaviour.
   double load_max_age_s = 300;  // older DCGM snapshots are ignored (analytic-only), seconds

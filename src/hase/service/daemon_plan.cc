@@ -77,6 +77,7 @@ LivePlanInput Daemon::PlanInputLocked() const {
   for (const sched::Gpu& g : cluster_.gpus) in.catalog_mib.push_back(g.memory_mib);
   in.epoch_s = epoch_s_;
   in.policy = options_.policy;
+  in.objective = options_.objective;
   in.oracle = oracle_;
   in.options.budget_ms = options_.plan_budget_ms > 0 ? options_.plan_budget_ms : sched::QueuePlanOptions{}.budget_ms;
   return in;

@@ -181,6 +181,7 @@ Result<std::shared_ptr<const LiveQueuePlan>> BuildLivePlan(const LivePlanInput& 
   sched::PolicyConfig pc;
   pc.oracle = in.oracle;
   pc.cluster = &in.state->cluster;
+  pc.hase.objective = in.objective;
   HASE_ASSIGN_OR_RETURN(std::unique_ptr<sched::Policy> policy, sched::MakePolicy(in.policy, pc));
   HASE_ASSIGN_OR_RETURN(sched::QueuePlan plan, sched::PlanQueue(*in.state, *policy, in.queue, in.options));
   auto out = std::make_shared<LiveQueuePlan>();

@@ -27,6 +27,7 @@
 #include "hase/base/status.h"
 #include "hase/sched/cluster_state.h"
 #include "hase/sched/latency_oracle.h"
+#include "hase/sched/objective.h"
 #include "hase/sched/queue_plan.h"
 #include "hase/sched/task.h"
 
@@ -113,6 +114,7 @@ struct LivePlanInput {
   std::vector<double> catalog_mib;             // per GPU: catalog memory, MiB
   double epoch_s = 0;                          // wall s of scheduler time 0
   std::string policy;
+  sched::Objective objective = sched::Objective::kBalanced;  // hase's (DaemonOptions::objective)
   std::shared_ptr<const sched::LatencyOracle> oracle;
   sched::QueuePlanOptions options;
 };

@@ -92,6 +92,7 @@ Result<ExperimentResult> RunExperiment(const sched::Cluster& cluster,
   report.gpus_per_type = cluster.CountByType();
   report.tasks = static_cast<int>(tasks.size());
   HASE_ASSIGN_OR_RETURN(report.lower_bound, MakespanLowerBound(cluster, tasks, memory, *truth));
+  const std::vector<double> fastest_ms = FastestIsolatedMs(cluster, tasks, memory, *truth);
   if (options.best_known) {
     HASE_ASSIGN_OR_RETURN(BestKnown bk,
                           BestKnownSchedule(cluster, tasks, memory, *truth, oracle.get()));
@@ -141,7 +142,7 @@ Result<ExperimentResult> RunExperiment(const sched::Cluster& cluster,
     }
     HASE_ASSIGN_OR_RETURN(SimResult r, Simulate(cluster, tasks, *policy, *truth, so));
     report.policies.push_back(
-        Summarise(cluster, tasks, r, report.lower_bound, report.best_known_ms));
+        Summarise(cluster, tasks, r, report.lower_bound, report.best_known_ms, fastest_ms));
     if (teams) {
       report.policies.back().teams = SummariseTeams(*options.teams, tasks, r);
       report.policies.back().preemptions = r.preemptions;

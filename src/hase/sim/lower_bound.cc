@@ -177,4 +177,26 @@ Result<LowerBound> MakespanLowerBound(const sched::Cluster& cluster,
   return lb;
 }
 
+std::vector<double> FastestIsolatedMs(const sched::Cluster& cluster,
+                                      const std::vector<sched::Task>& tasks,
+                                      const std::vector<double>& memory_mib,
+                                      const TruthModel& truth) {
+  std::vector<double> max_mem(cluster.types.size(), 0);
+  for (const sched::Gpu& g : cluster.gpus) {
+    max_mem[g.type] = std::max(max_mem[g.type], g.memory_mib);
+  }
+  std::vector<double> out(tasks.size(), 0);
+  for (const sched::Task& t : tasks) {
+    double fastest = std::numeric_limits<double>::infinity();
+    for (size_t k = 0; k < cluster.types.size(); ++k) {
+      const double need = static_cast<size_t>(t.id) < memory_mib.size() ? memory_mib[t.id] : 0;
+      if (need > max_mem[k] + 1e-9) continue;
+      const Result<TrueProfile> p = truth.Profile(t, cluster.types[k]);
+      if (p.ok()) fastest = std::min(fastest, p->isolated_ms);
+    }
+    if (std::isfinite(fastest) && static_cast<size_t>(t.id) < out.size()) out[t.id] = fastest;
+  }
+  return out;
+}
+
 }  // namespace hase::sim

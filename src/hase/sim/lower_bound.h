@@ -56,4 +56,12 @@ Result<LowerBound> MakespanLowerBound(const sched::Cluster& cluster,
                                       const TruthModel& truth,
                                       int max_lp_groups = kMaxLpGroups);
 
+// Each task's true isolated time on its fastest type that can host it (memory per
+// `memory_mib`, as above), ms, indexed by task id; 0 for a task no type can host. The
+// denominator of a task's slowdown (report.h) and the (a) term above.
+std::vector<double> FastestIsolatedMs(const sched::Cluster& cluster,
+                                      const std::vector<sched::Task>& tasks,
+                                      const std::vector<double>& memory_mib,
+                                      const TruthModel& truth);
+
 }  // namespace hase::sim

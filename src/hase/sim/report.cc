@@ -45,11 +45,12 @@ const char* FamilyColour(const std::string& family) {
 }  // namespace
 
 PolicyReport Summarise(const sched::Cluster& cluster, const std::vector<sched::Task>& tasks,
-                       const SimResult& result, const LowerBound& lb, double best_known_ms) {
+                       const SimResult& result, const LowerBound& lb, double best_known_ms,
+                       const std::vector<double>& fastest_isolated_ms) {
   PolicyReport r;
   r.policy = result.policy;
   r.tasks = static_cast<int>(tasks.size());
-  std::vector<double> jct, wait;
+  std::vector<double> jct, wait, slowdown;
   for (const TaskOutcome& o : result.tasks) {
     if (o.rejected) {
       ++r.rejected;
@@ -58,11 +59,19 @@ PolicyReport Summarise(const sched::Cluster& cluster, const std::vector<sched::T
     ++r.completed;
     jct.push_back((o.end_ms - o.arrival_ms) / 1000.0);
     wait.push_back((o.start_ms - o.arrival_ms) / 1000.0);
+    const size_t id = static_cast<size_t>(o.task_id);
+    if (id < fastest_isolated_ms.size() && fastest_isolated_ms[id] > 0) {
+      slowdown.push_back((o.end_ms - o.arrival_ms) / fastest_isolated_ms[id]);
+    }
   }
   r.makespan_s = result.makespan_ms / 1000.0;
   r.jct_mean_s = Mean(jct);
   r.jct_p50_s = Percentile(jct, 0.5);
+  r.jct_p95_s = Percentile(jct, 0.95);
   r.jct_p99_s = Percentile(jct, 0.99);
+  r.slowdown_mean = Mean(slowdown);
+  r.slowdown_p50 = Percentile(slowdown, 0.5);
+  r.slowdown_p95 = Percentile(slowdown, 0.95);
   r.wait_mean_s = Mean(wait);
   r.wait_max_s = wait.empty() ? 0 : *std::max_element(wait.begin(), wait.end());
   const std::vector<int> count = cluster.CountByType();
@@ -116,9 +125,10 @@ std::string FormatTable(const Report& report, bool with_timing) {
                        report.best_known_ms / 1000, report.best_known_method);
   }
   out += "\n";
-  out += fmt::format("{:<13}{:>10}{:>8}{:>9}{:>9}{:>9}{:>9}{:>10}{:>10}{:>9}{:>8}{:>6}{:>6}{:>5}",
+  out += fmt::format("{:<13}{:>10}{:>8}{:>9}{:>9}{:>9}{:>9}{:>10}{:>10}{:>9}{:>9}{:>10}{:>9}{:>8}{:>6}{:>6}{:>5}",
                      "policy", "makespan", "vs rr", "vs LB", "vs best", "JCT avg", "JCT p50",
-                     "JCT p99", "wait avg", "wait max", "util", "resv", "bfill", "rej");
+                     "JCT p95", "JCT p99", "slow avg", "slow p95", "wait avg", "wait max", "util",
+                     "resv", "bfill", "rej");
   if (with_timing) out += fmt::format("{:>11}{:>11}", "dec avg", "dec p99");
   out += "\n";
   for (const PolicyReport& p : report.policies) {
@@ -128,12 +138,13 @@ std::string FormatTable(const Report& report, bool with_timing) {
       n += report.gpus_per_type[k];
     }
     out += fmt::format(
-        "{:<13}{:>9.1f}s{:>8}{:>9.2f}{:>9}{:>8.1f}s{:>8.1f}s{:>9.1f}s{:>9.1f}s{:>8.1f}s{:>7.0f}%{:>6}{:>6}{:>5}",
+        "{:<13}{:>9.1f}s{:>8}{:>9.2f}{:>9}{:>8.1f}s{:>8.1f}s{:>9.1f}s{:>9.1f}s{:>9.2f}{:>9.2f}{:>9.1f}s{:>8.1f}s{:>7.0f}%{:>6}{:>6}{:>5}",
         p.policy, p.makespan_s,
         p.makespan_vs_rr > 0 ? fmt::format("{:.2f}", p.makespan_vs_rr) : std::string("-"),
         p.ratio_to_lower_bound,
         p.ratio_to_best_known > 0 ? fmt::format("{:.2f}", p.ratio_to_best_known) : std::string("-"),
-        p.jct_mean_s, p.jct_p50_s, p.jct_p99_s, p.wait_mean_s,
+        p.jct_mean_s, p.jct_p50_s, p.jct_p95_s, p.jct_p99_s, p.slowdown_mean, p.slowdown_p95,
+        p.wait_mean_s,
         p.wait_max_s, n > 0 ? 100 * busy / n : 0, p.reservations, p.backfills, p.rejected);
     if (with_timing) {
       out += fmt::format("{:>9.1f}µs{:>9.1f}µs", p.decision_mean_us, p.decision_p99_us);
@@ -165,16 +176,18 @@ std::string FormatTable(const Report& report, bool with_timing) {
 std::string ReportCsv(const Report& report, bool with_timing) {
   std::string out =
       "policy,tasks,completed,rejected,makespan_s,makespan_vs_rr,ratio_to_lower_bound,"
-      "ratio_to_best_known,jct_mean_s,jct_p50_s,jct_p99_s,wait_mean_s,wait_max_s,reservations,backfills";
+      "ratio_to_best_known,jct_mean_s,jct_p50_s,jct_p95_s,jct_p99_s,slowdown_mean,slowdown_p50,"
+      "slowdown_p95,wait_mean_s,wait_max_s,reservations,backfills";
   for (const std::string& t : report.gpu_types) out += ",util_" + t;
   if (with_timing) out += ",decisions,decision_mean_us,decision_p99_us";
   out += "\n";
   for (const PolicyReport& p : report.policies) {
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", p.policy, p.tasks,
-                       p.completed, p.rejected, R(p.makespan_s), R(p.makespan_vs_rr),
-                       R(p.ratio_to_lower_bound), R(p.ratio_to_best_known), R(p.jct_mean_s), R(p.jct_p50_s),
-                       R(p.jct_p99_s), R(p.wait_mean_s), R(p.wait_max_s), p.reservations,
-                       p.backfills);
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", p.policy,
+                       p.tasks, p.completed, p.rejected, R(p.makespan_s), R(p.makespan_vs_rr),
+                       R(p.ratio_to_lower_bound), R(p.ratio_to_best_known), R(p.jct_mean_s),
+                       R(p.jct_p50_s), R(p.jct_p95_s), R(p.jct_p99_s), R(p.slowdown_mean),
+                       R(p.slowdown_p50), R(p.slowdown_p95), R(p.wait_mean_s), R(p.wait_max_s),
+                       p.reservations, p.backfills);
     for (double u : p.utilisation) out += fmt::format(",{}", R(u));
     if (with_timing) {
       out += fmt::format(",{},{},{}", p.decisions, R(p.decision_mean_us, 3),
@@ -216,7 +229,13 @@ std::string ReportJson(const Report& report, bool with_timing) {
     e["makespan_vs_rr"] = R(p.makespan_vs_rr);
     e["ratio_to_lower_bound"] = R(p.ratio_to_lower_bound);
     e["ratio_to_best_known"] = R(p.ratio_to_best_known);
-    e["jct_s"] = {{"mean", R(p.jct_mean_s)}, {"p50", R(p.jct_p50_s)}, {"p99", R(p.jct_p99_s)}};
+    e["jct_s"] = {{"mean", R(p.jct_mean_s)},
+                  {"p50", R(p.jct_p50_s)},
+                  {"p95", R(p.jct_p95_s)},
+                  {"p99", R(p.jct_p99_s)}};
+    e["slowdown"] = {{"mean", R(p.slowdown_mean)},
+                     {"p50", R(p.slowdown_p50)},
+                     {"p95", R(p.slowdown_p95)}};
     e["wait_s"] = {{"mean", R(p.wait_mean_s)}, {"max", R(p.wait_max_s)}};
     nlohmann::ordered_json u;
     for (size_t k = 0; k < p.utilisation.size(); ++k) u[report.gpu_types[k]] = R(p.utilisation[k]);

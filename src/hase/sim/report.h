@@ -26,7 +26,10 @@ struct PolicyReport {
   int completed = 0;
   int rejected = 0;
   double makespan_s = 0;
-  double jct_mean_s = 0, jct_p50_s = 0, jct_p99_s = 0;  // completion − arrival
+  double jct_mean_s = 0, jct_p50_s = 0, jct_p95_s = 0, jct_p99_s = 0;  // completion − arrival
+  // Slowdown = JCT / the task's true isolated time on its fastest GPU type (>= 1 up to the
+  // truth's noise; 0 when no per-task time was given). Mean and nearest-rank percentiles.
+  double slowdown_mean = 0, slowdown_p50 = 0, slowdown_p95 = 0;
   double wait_mean_s = 0, wait_max_s = 0;               // start − arrival
   std::vector<double> utilisation;  // per GPU type (Cluster::types order): busy time /
                                     // (GPUs of the type × makespan), 0–1
@@ -63,9 +66,12 @@ struct Report {
 };
 
 // Summarises one simulation. Percentiles are nearest-rank.
-// `best_known_ms` 0: no offline reference.
+// `best_known_ms` 0: no offline reference. `fastest_isolated_ms`, indexed by task id: each
+// task's true isolated time on its fastest type (FastestIsolatedMs, lower_bound.h), the
+// denominator of its slowdown; empty (or an entry <= 0) leaves slowdown out.
 PolicyReport Summarise(const sched::Cluster& cluster, const std::vector<sched::Task>& tasks,
-                       const SimResult& result, const LowerBound& lb, double best_known_ms = 0);
+                       const SimResult& result, const LowerBound& lb, double best_known_ms = 0,
+                       const std::vector<double>& fastest_isolated_ms = {});
 // Fills makespan_vs_rr from the "rr" entry, if any.
 void CompareToRoundRobin(Report& report);
 
