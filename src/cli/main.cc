@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
   const std::vector<Command> commands = {
       AddSimulateCommand(app), AddKernelsCommand(app), AddPredictCommand(app),
       AddGpusCommand(app),     AddTrainCommand(app),   AddEvalCommand(app),
-      AddServeCommand(app),   AddDatasetCommand(app), AddQueueCommand(app),
+      AddServeCommand(app),   AddDatasetCommand(app), AddQueueCommand(app),   AddCalibrateCommand(app),
   };
   try {
     app.parse(argc, argv);

@@ -27,6 +27,7 @@ struct SimulateFromFlags {
   std::string models;     // --models
   std::string runtime;    // --runtime
   std::string precision;  // --precision ("" = the runtime's)
+  std::string calibration;  // --calibration ("" = the saved one if any, "none", or a file)
   std::string policy = "hase";  // --policy (one name)
 };
 
