@@ -49,7 +49,7 @@ CalibratedLatency LatencyCalibration::Apply(double predicted_ms, const std::stri
   c.calibrated = true;
   c.factor = e->factor;
   c.latency_ms = predicted_ms * e->factor;
-  const double half = kZ80 * e->sigma * std::sqrt(1.0 + 1.0 / std::max(1, e->models));
+  const double half = kZ80 * e->sigma;
   c.p10_ms = c.latency_ms * std::exp(-half);
   c.p90_ms = c.latency_ms * std::exp(half);
   return c;

@@ -93,7 +93,8 @@ Result<std::vector<MeasuredRun>> ReadMeasuredRuns(const std::string& path) {
 
 Result<ModelLatency> PredictMeasuredRun(const MeasuredRun& run, const std::string& onnx_path,
                                         const GpuCatalog& catalog,
-                                        const KernelLatencyEstimator* estimator) {
+                                        const KernelLatencyEstimator* estimator,
+                                        KernelList* kernels_out) {
   auto gpu = catalog.Find(run.gpu);
   if (!gpu.ok()) return gpu.status().WithContext(run.where);
   PredictOptions po;
@@ -115,6 +116,7 @@ Result<ModelLatency> PredictMeasuredRun(const MeasuredRun& run, const std::strin
   if (!kl.ok()) return kl.status().WithContext(run.where);
   auto m = PredictModel(*kl, **gpu, LoadSnapshot::Idle(), po);
   if (!m.ok()) return m.status().WithContext(run.where);
+  if (kernels_out != nullptr) *kernels_out = std::move(*kl);
   return m;
 }
 

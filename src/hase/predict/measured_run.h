@@ -42,10 +42,12 @@ struct MeasuredRun {
 Result<std::vector<MeasuredRun>> ReadMeasuredRuns(const std::string& path);
 
 // The uncalibrated prediction of `run` (PredictModel on an idle GPU, calibration off):
-// `onnx_path` the model file the run's model names. Errors: NotFound (GPU type), InvalidArgument
-// (runtime, precision), the kernel builder's and predictor's errors, all naming run.where.
+// `onnx_path` the model file the run's model names; `kernels_out`, when not null, receives the
+// kernel list that was predicted. Errors: NotFound (GPU type), InvalidArgument (runtime,
+// precision), the kernel builder's and predictor's errors, all naming run.where.
 Result<ModelLatency> PredictMeasuredRun(const MeasuredRun& run, const std::string& onnx_path,
                                         const GpuCatalog& catalog,
-                                        const KernelLatencyEstimator* estimator = nullptr);
+                                        const KernelLatencyEstimator* estimator = nullptr,
+                                        KernelList* kernels_out = nullptr);
 
 }  // namespace hase
