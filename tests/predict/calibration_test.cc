@@ -123,6 +123,29 @@ TEST(MeasuredRuns, ReadsRowsAndNamesTheBadLine) {
   EXPECT_NE(ReadMeasuredRuns(no_col).status().ToString().find("no 'gpu' column"), std::string::npos);
 }
 
+// hase-probe's --model-out CSV: idle rows only; stream → tensorrt, graph → ort-cuda-graph (NaN
+// when graph capture failed: no run).
+TEST(MeasuredRuns, ReadsHaseProbeModelCsv) {
+  const std::string path = TempPath("probe_models.csv");
+  Write(path,
+        "gpu,model,batch,load_level,kernels,kernels_timed,sum_kernel_median_ms,stream_median_ms,graph_median_ms,"
+        "stream_over_sum,graph_over_sum\n"
+        "NVIDIA A100-SXM4-40GB,resnet50,8,idle,57,57,1.5,1.7,1.6,1.13,1.07\n"
+        "NVIDIA A100-SXM4-40GB,resnet50,8,sm_0.5,57,57,1.5,2.7,2.6,1.8,1.7\n"
+        "NVIDIA A100-SXM4-40GB,vgg16,1,idle,20,20,1.0,1.2,nan,1.2,nan\n");
+  auto runs = ReadMeasuredRuns(path);
+  ASSERT_TRUE(runs.ok()) << runs.status().ToString();
+  ASSERT_EQ(runs->size(), 3u);
+  EXPECT_EQ((*runs)[0].model, "resnet50");
+  EXPECT_EQ((*runs)[0].runtime, "tensorrt");
+  EXPECT_DOUBLE_EQ((*runs)[0].latency_ms, 1.7);
+  EXPECT_EQ((*runs)[1].runtime, "ort-cuda-graph");
+  EXPECT_DOUBLE_EQ((*runs)[1].latency_ms, 1.6);
+  EXPECT_EQ((*runs)[2].model, "vgg16");
+  EXPECT_EQ((*runs)[2].runtime, "tensorrt");
+  EXPECT_EQ((*runs)[2].batch, 1);
+}
+
 // `hase calibrate` fits from a CSV and saves; `hase predict --calibration FILE` then applies it.
 TEST(CalibrateCli, FitSaveAndPredictUsesIt) {
   using testing::RunCommand;
