@@ -45,6 +45,7 @@ struct PredictFlags {
   std::string catalog;
   std::string fusion_profile;  // empty = the runtime's
   bool input_transfer = false;
+  std::string calibration;     // "" = the saved one if any, "none", or a file
 };
 
 nlohmann::json ToJson(const ModelLatency& m, const LoadSnapshot& load, bool per_kernel,
@@ -55,6 +56,11 @@ nlohmann::json ToJson(const ModelLatency& m, const LoadSnapshot& load, bool per_
                       {"precision", PrecisionName(m.precision)},
                       {"batch", m.batch},
                       {"latency_ms", m.latency_ms},
+                      {"latency_p10_ms", m.latency_p10_ms},
+                      {"latency_p90_ms", m.latency_p90_ms},
+                      {"uncalibrated_ms", m.uncalibrated_ms},
+                      {"calibration_factor", m.calibration_factor},
+                      {"calibrated", m.calibrated},
                       {"throughput_samples_per_s", m.throughput_samples_per_s},
                       {"kernel_ms", m.kernel_ms},
                       {"device_ms", m.device_ms},
@@ -187,22 +193,27 @@ int RunAllGpus(const PredictFlags& f, const GpuCatalog& catalog, const KernelLis
   }
   out += fmt::format("load        sm_active {:.2f}  dram_active {:.2f}\n", load.EffectiveSmActive(),
                      load.EffectiveDramActive());
-  out += fmt::format("\n{:<24} {:<10} {:>12} {:>12} {:>7}  {}\n", "GPU", "PRECISION", "LATENCY_MS",
-                     "SAMPLES/S", "DEMAND", "MEMORY");
+  out += fmt::format("\n{:<24} {:<10} {:>12} {:>17} {:>12} {:>7}  {}\n", "GPU", "PRECISION", "LATENCY_MS",
+                     "P10–P90_MS", "SAMPLES/S", "DEMAND", "MEMORY");
   bool any_no_tf32 = false;
   for (const Row& r : rows) {
     // As the one-GPU table says: TF32 runs as FP32 before compute capability 8.0.
     const bool no_tf32 = (r.m.precision == Precision::kTf32 || r.m.precision == Precision::kTf32Conv) &&
                          r.gpu->tensor_tf32_tflops() <= 0;
     any_no_tf32 |= no_tf32;
-    out += fmt::format("{:<24} {:<10} {:>12.3f} {:>12.1f} {:>7.2f}  {}\n", r.gpu->id,
+    out += fmt::format("{:<24} {:<10} {:>11.3f}{} {:>17} {:>12.1f} {:>7.2f}  {}\n", r.gpu->id,
                        no_tf32 ? std::string("fp32*") : PrecisionName(r.m.precision), r.m.latency_ms,
+                       r.m.calibrated ? "c" : " ",
+                       fmt::format("{:.3f}–{:.3f}", r.m.latency_p10_ms, r.m.latency_p90_ms),
                        r.m.throughput_samples_per_s, r.m.demand,
                        need_mib <= r.have_mib
                            ? fmt::format("fits ({:.0f} MiB)", r.have_mib)
                            : fmt::format("does not fit ({:.0f} MiB)", r.have_mib));
   }
   if (any_no_tf32) out += "* the runtime's TF32 runs as FP32: no TF32 before compute capability 8.0\n";
+  bool any_calibrated = false;
+  for (const Row& r : rows) any_calibrated |= r.m.calibrated;
+  if (any_calibrated) out += "c calibrated (hase calibrate --show)\n";
   std::fputs(out.c_str(), stdout);
   return 0;
 }
@@ -244,6 +255,9 @@ int Run(const PredictFlags& f) {
     opt.precision = *precision;
   }
   if (f.input_transfer) opt.include_input_transfer = true;
+  auto calibration = LoadCalibrationFlag(f.calibration);
+  if (!calibration.ok()) return Fail(calibration.status());
+  opt.calibration = &*calibration;
   std::string profile_source = "derived from datasheet";
   if (!f.profile.empty()) {
     auto p = LoadMicrobenchmarkProfile(f.profile, *catalog);
@@ -339,9 +353,19 @@ int Run(const PredictFlags& f) {
   out += fmt::format("load        sm_active {:.2f}  dram_active {:.2f}\n",
                      load->EffectiveSmActive(), load->EffectiveDramActive());
   out += fmt::format("profile     {}\n", profile_source);
-  out += fmt::format("latency     {:.3f} ms per batch (kernels {:.3f} + sync {:.3f} + transfer "
-                     "{:.3f})\n",
-                     m->latency_ms, m->kernel_ms, m->sync_ms, m->transfer_ms);
+  if (m->calibrated) {
+    out += fmt::format("latency     {:.3f} ms per batch, p10–p90 {:.3f}–{:.3f} (calibrated: {:.3f} ms predicted x "
+                       "{:.3f}, {})\n",
+                       m->latency_ms, m->latency_p10_ms, m->latency_p90_ms, m->uncalibrated_ms,
+                       m->calibration_factor, calibration->source);
+    out += fmt::format("predicted   {:.3f} ms = kernels {:.3f} + sync {:.3f} + transfer {:.3f}\n",
+                       m->uncalibrated_ms, m->kernel_ms, m->sync_ms, m->transfer_ms);
+  } else {
+    out += fmt::format("latency     {:.3f} ms per batch, p10–p90 {:.3f}–{:.3f} (kernels {:.3f} + sync {:.3f} + "
+                       "transfer {:.3f}; not calibrated for this GPU type x runtime)\n",
+                       m->latency_ms, m->latency_p10_ms, m->latency_p90_ms, m->kernel_ms, m->sync_ms,
+                       m->transfer_ms);
+  }
   out += fmt::format("throughput  {:.1f} samples/s\n", m->throughput_samples_per_s);
   out += fmt::format("timelines   host issue {:.3f} ms, GPU busy {:.3f} ms, GPU idle waiting for the "
                      "host {:.3f} ms\n",
@@ -406,6 +430,8 @@ Command AddPredictCommand(CLI::App& parent) {
                     "microbenchmark profile of the GPU (docs/microbenchmark-profile.md)");
   c.app->add_option("--catalog", f->catalog, "GPU catalog YAML (default: built-in)");
   c.app->add_option("--fusion-profile", f->fusion_profile, "ort-cuda, ort-cpu, none (default: the runtime's)");
+  c.app->add_option("--calibration", f->calibration,
+                    "calibration file (hase calibrate), or 'none' (default: the saved one when it exists)");
   c.app->add_flag("--input-transfer", f->input_transfer,
                   "add the host-to-device copy of the inputs to the latency");
   c.run = [f] { return Run(*f); };

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "cli/command.h"
+#include "hase/predict/latency_calibration.h"
 #include "hase/sched/registry.h"
 
 // The cluster loader and the predictor oracle come from the scheduler issue; until they are
@@ -76,6 +77,7 @@ struct ServeFlags {
   std::string models = DefaultModelsDir();
   std::string precision;  // empty = the runtime's default
   std::string runtime = DefaultRuntime().name;
+  std::string calibration;  // --calibration: "" = the saved one if any, "none", or a file
   std::string latency_table;
   std::string sync = "full";
   std::string token_file;           // bearer tokens (api_auth.h)
@@ -238,6 +240,11 @@ int Run(const ServeFlags& f) {
     sim::PredictorOracleOptions po;
     po.models_dir = f.models;
     if (Status s = sim::SetRuntimeAndPrecision(f.runtime, f.precision, po); !s.ok()) return Fail(s);
+    {
+      auto cal = LoadCalibrationFlag(f.calibration);
+      if (!cal.ok()) return Fail(cal.status());
+      po.calibration = std::make_shared<const LatencyCalibration>(std::move(*cal));
+    }
     oracle = std::make_shared<sim::PredictorOracle>(*catalog, po);
   }
 
@@ -482,6 +489,8 @@ Command AddServeCommand(CLI::App& parent) {
   a.add_option("--catalog", flags->catalog, "GPU catalog YAML (default: built in)");
   a.add_option("--models", flags->models, "Directory of zoo .onnx models for the predictor oracle");
   a.add_option("--precision", flags->precision, "Arithmetic for the predictor oracle: tf32, tf32-conv, fp32, fp16, tensor (default: the runtime's)");
+  a.add_option("--calibration", flags->calibration,
+               "Calibration file (hase calibrate), or 'none' (default: the saved one when it exists)");
   a.add_option("--runtime", flags->runtime, "Inference runtime of tasks that name none: ort-cuda, ort-cuda-graph, pytorch-eager, tensorrt")->capture_default_str();
   a.add_option("--latency-table", flags->latency_table, "CSV model,gpu_type,per_batch_ms,demand,memory_mib instead of the predictor");
   a.add_option("--sync", flags->sync, "Journal durability: full (power-safe, default) or normal (crash-safe)")

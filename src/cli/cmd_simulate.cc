@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "cli/command.h"
+#include "hase/predict/latency_calibration.h"
 #include "cli/simulate_from.h"
 #include "hase/hw/gpu_catalog.h"
 #include "hase/sched/cluster_file.h"
@@ -33,6 +34,7 @@ struct SimulateFlags {
   std::string truth = "analytic";
   std::string precision;  // empty = the runtime's default
   std::string runtime = DefaultRuntime().name;
+  std::string calibration;  // --calibration: "" = the saved one if any, "none", or a file
   uint64_t seed = 1;
   std::string out;
   std::string models = DefaultModelsDir();
@@ -134,6 +136,7 @@ int Run(const SimulateFlags& f) {
     const Result<sched::Objective> objective = sched::ParseObjective(f.objective, "--objective");
     if (!objective.ok()) return Fail(objective.status());
     from.objective = *objective;
+    from.calibration = f.calibration;
     if (f.policy != "all") {
       if (f.policy.find(',') != std::string::npos) {
         return Fail(Status::InvalidArgument("--from-state plans with one policy, not '" + f.policy + "'", "--policy",
@@ -205,6 +208,11 @@ int Run(const SimulateFlags& f) {
   sim::PredictorOracleOptions po;
   po.models_dir = f.models;
   if (Status s = sim::SetRuntimeAndPrecision(f.runtime, f.precision, po); !s.ok()) return Fail(s);
+  {
+    auto cal = LoadCalibrationFlag(f.calibration);
+    if (!cal.ok()) return Fail(cal.status());
+    po.calibration = std::make_shared<const LatencyCalibration>(std::move(*cal));
+  }
   auto oracle = std::make_shared<sim::PredictorOracle>(*catalog, po);
   if (Status s = CheckModelsExist(*tasks, *oracle, f.workload, f.models); !s.ok()) return Fail(s);
   if (!f.out.empty()) {  // fail on an unusable --out now, not after a long run
@@ -220,9 +228,10 @@ int Run(const SimulateFlags& f) {
   sim::ExperimentOptions eo;
   eo.policies = *policies;
   eo.truth = f.truth;
-  eo.predictions = fmt::format("runtime {}, precision {}", po.runtime.name,
+  eo.predictions = fmt::format("runtime {}, precision {}{}", po.runtime.name,
                                po.precision ? PrecisionName(*po.precision)
-                                            : PrecisionName(po.runtime.default_precision));
+                                            : PrecisionName(po.runtime.default_precision),
+                               po.calibration->empty() ? "" : ", calibrated by " + po.calibration->source);
   eo.seed = f.seed;
   eo.error_sigma = f.error_sigma;
   eo.hase.top_k = f.top_k;
@@ -282,6 +291,8 @@ Command AddSimulateCommand(CLI::App& parent) {
   c.app->add_option("--truth", flags->truth, "truth model: analytic (prediction x seeded error), perfect (no error), table:FILE")
       ->capture_default_str();
   c.app->add_option("--precision", flags->precision, "arithmetic: tf32, tf32-conv, fp32, fp16, tensor (default: the runtime's)");
+  c.app->add_option("--calibration", flags->calibration,
+                    "calibration file (hase calibrate), or 'none' (default: the saved one when it exists)");
   c.app->add_option("--runtime", flags->runtime, "inference runtime of tasks that name none: ort-cuda, ort-cuda-graph, pytorch-eager, tensorrt")->capture_default_str();
   c.app->add_option("--seed", flags->seed, "seed of the truth model's errors and of `random`")->capture_default_str()->check(NonNegativeInteger());
   c.app->add_option("--out", flags->out, "directory for report.json/csv, timing.csv, per-policy task CSVs and Gantt SVGs");

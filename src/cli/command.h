@@ -48,6 +48,7 @@ std::string ZooNamesHint(const std::string& dir);
 
 // Each Add*Command adds its subcommand to `parent`. Defined in cmd_<name>.cc.
 Command AddKernelsCommand(CLI::App& parent);
+Command AddCalibrateCommand(CLI::App& parent);  // cmd_calibrate.cc
 Command AddGpusCommand(CLI::App& parent);
 Command AddPredictCommand(CLI::App& parent);
 Command AddTrainCommand(CLI::App& parent);

@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
       AddSimulateCommand(app), AddKernelsCommand(app), AddPredictCommand(app),
       AddGpusCommand(app),     AddTrainCommand(app),   AddEvalCommand(app),
       AddServeCommand(app),   AddDatasetCommand(app), AddQueueCommand(app), AddUsageCommand(app),
+      AddCalibrateCommand(app),
   };
   try {
     app.parse(argc, argv);

@@ -15,6 +15,7 @@
 #include "cli/rest_client.h"
 #include "hase/base/iso_time.h"
 #include "hase/base/seconds_text.h"
+#include "hase/predict/latency_calibration.h"
 #include "hase/sched/task.h"
 #include "hase/sched/workload_file.h"
 #include "hase/hw/gpu_catalog.h"
@@ -210,6 +211,11 @@ int RunSimulateFromState(const SimulateFromFlags& f) {
   sim::PredictorOracleOptions po;
   po.models_dir = f.models;
   if (Status s = sim::SetRuntimeAndPrecision(f.runtime, f.precision, po); !s.ok()) return Fail(s);
+  {
+    auto cal = LoadCalibrationFlag(f.calibration);
+    if (!cal.ok()) return Fail(cal.status());
+    po.calibration = std::make_shared<const LatencyCalibration>(std::move(*cal));
+  }
   auto oracle = std::make_shared<sim::PredictorOracle>(*catalog, po);
   // The journal is copied: recovery and the first pass write to the copy, never to DIR.
   TempDir tmp;

@@ -29,6 +29,7 @@ struct SimulateFromFlags {
   std::string runtime;    // --runtime
   std::string precision;  // --precision ("" = the runtime's)
   sched::Objective objective = sched::Objective::kBalanced;  // --objective (hase serve's)
+  std::string calibration;  // --calibration ("" = the saved one if any, "none", or a file)
   std::string policy = "hase";  // --policy (one name)
 };
 

@@ -113,6 +113,10 @@ TEST(Observability, DecisionLogWhyRecordAndSeries) {
   json j = json::parse(res->body);
   ASSERT_TRUE(j["why"].is_object()) << res->body;
   EXPECT_EQ(j["why"]["chosen"]["gpu"], 0);
+  // The task alone on the A100 (the table's 20 s); a hand-set table gives no p10–p90 interval.
+  EXPECT_NEAR(j["why"]["chosen"]["isolated_s"].get<double>(), 20.0, 1e-6);
+  EXPECT_TRUE(j["why"]["chosen"]["isolated_p10_s"].is_null()) << res->body;
+  EXPECT_TRUE(j["why"]["chosen"]["isolated_p90_s"].is_null()) << res->body;
   EXPECT_EQ(j["why"]["alternatives"][1]["type"], "T4");
   EXPECT_NEAR(j["why"]["alternatives"][1]["slower_by_s"].get<double>(), 60.0, 1e-6);
   res = c.Get("/v1/tasks/2");

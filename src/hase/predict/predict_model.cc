@@ -101,6 +101,15 @@ Result<ModelLatency> PredictModel(const KernelList& kl, const GpuSpec& gpu,
   m.sync_ms = (options.sync_us >= 0 ? options.sync_us : params.sync_us) * 1e-3;
   m.latency_ms = std::max(t_host, t_dev + d2h_ms) + m.sync_ms;
   m.demand = std::clamp(m.device_ms / m.latency_ms, 0.0, 1.0);
+  m.uncalibrated_ms = m.latency_ms;
+  const CalibratedLatency c = options.calibration != nullptr
+                                  ? options.calibration->Apply(m.latency_ms, gpu.id, rt.name)
+                                  : LatencyCalibration::Uncalibrated(m.latency_ms);
+  m.latency_ms = c.latency_ms;
+  m.latency_p10_ms = c.p10_ms;
+  m.latency_p90_ms = c.p90_ms;
+  m.calibration_factor = c.factor;
+  m.calibrated = c.calibrated;
   m.throughput_samples_per_s = static_cast<double>(m.batch) * 1000.0 / m.latency_ms;
   return m;
 }

@@ -25,6 +25,7 @@
 #include "hase/hw/microbenchmark_profile.h"
 #include "hase/kernels/kernel.h"
 #include "hase/predict/kernel_latency_estimator.h"
+#include "hase/predict/latency_calibration.h"
 #include "hase/predict/precision.h"
 #include "hase/predict/runtime_profile.h"
 #include "hase/telemetry/load_snapshot.h"
@@ -52,6 +53,9 @@ struct PredictOptions {
   // Per-batch synchronisation cost, µs (cudaStreamSynchronize + runtime bookkeeping); < 0 =
   // AnalyticParams::sync_us.
   double sync_us = -1;
+  // Per-GPU-type × runtime correction and interval (latency_calibration.h); nullptr = none (the
+  // uncalibrated interval). Not owned; must outlive the call.
+  const LatencyCalibration* calibration = nullptr;
 };
 
 // One kernel's share of the model latency.
@@ -71,13 +75,20 @@ struct ModelLatency {
   std::string runtime;                      // RuntimeProfile::name
   Precision precision = kDefaultPrecision;
   int64_t batch = 1;                        // KernelList::batch
-  double latency_ms = 0;                    // per batch, all terms included
+  double latency_ms = 0;                    // per batch, all terms included, calibrated
+                                            // (= uncalibrated_ms × calibration_factor)
+  double latency_p10_ms = 0;                // p10–p90 interval of the measured latency per
+  double latency_p90_ms = 0;                //   batch (latency_calibration.h)
+  double uncalibrated_ms = 0;               // the composition's latency per batch
+  double calibration_factor = 1;            // 1 when no calibration entry applied
+  bool calibrated = false;                  // a calibration entry for this GPU × runtime applied
   double throughput_samples_per_s = 0;      // batch × 1000 / latency_ms
   double kernel_ms = 0;                     // Σ effective_ms: first kernel start to last end
   double device_ms = 0;                     // Σ device_ms: time the GPU is busy with kernels
   double host_ms = 0;                       // host issue time per batch (batch_host + Σ host_k)
   double idle_ms = 0;                       // GPU idle between kernels, waiting for the host
-  double demand = 0;                        // device_ms / latency_ms, 0–1
+  double demand = 0;                        // device_ms / uncalibrated_ms, 0–1 (the timeline
+                                            // terms are the composition's, uncalibrated)
   double sync_ms = 0;                       // per-batch synchronisation
   double transfer_ms = 0;                   // H2D + D2H when asked, else 0
   int fallback_kernels = 0;                 // kernels the primary estimator could not predict

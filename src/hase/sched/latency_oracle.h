@@ -26,6 +26,10 @@ struct TaskProfile {
   double demand = 1.0;     // fraction 0–1 of the GPU the task keeps busy alone (≈ DCGM
                            // SM_ACTIVE while it runs); drives the slowdown it inflicts
   double memory_mib = 0;   // GPU memory it needs, MiB (Task::memory_mib when that is set)
+  // p10–p90 interval of isolated_ms (predict/latency_calibration.h), ms; 0 = the oracle gives
+  // none (a hand-set table).
+  double isolated_p10_ms = 0;
+  double isolated_p90_ms = 0;
 };
 
 // Thread-safety: implementations must allow concurrent const calls.

@@ -150,7 +150,9 @@ json WhyJson(const PlacementWhy& w) {
   auto time = [](double t) { return std::isfinite(t) ? json(t) : json(nullptr); };
   auto option = [&](const PlacementWhy::Option& o, bool alternative) {
     json j{{"gpu", o.gpu}, {"node", o.node}, {"type", o.type}, {"predicted_end_s", time(o.predicted_end_s)},
-             {"calibration", o.calibration}};
+             {"calibration", o.calibration}, {"isolated_s", o.isolated_s},
+             {"isolated_p10_s", o.isolated_p10_s > 0 ? json(o.isolated_p10_s) : json(nullptr)},
+             {"isolated_p90_s", o.isolated_p90_s > 0 ? json(o.isolated_p90_s) : json(nullptr)}};
     if (w.priced) {
       j["predicted_start_s"] = time(o.predicted_start_s);
       j["inflicted_s"] = o.inflicted_s;

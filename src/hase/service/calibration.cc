@@ -7,7 +7,10 @@ namespace hase::service {
 Result<sched::TaskProfile> CalibratedOracle::Profile(const sched::Task& task, const sched::GpuType& type) const {
   Result<sched::TaskProfile> p = base_->Profile(task, type);
   if (!p.ok()) return p;
-  p->isolated_ms *= Factor(task.model, type.name);
+  const double f = Factor(task.model, type.name);
+  p->isolated_ms *= f;
+  p->isolated_p10_ms *= f;
+  p->isolated_p90_ms *= f;
   return p;
 }
 

@@ -203,6 +203,12 @@ struct PlacementWhy {
     // The calibration factor (calibration.h) applied to the task's isolated time on this GPU's
     // type in these prices: 1 = the world model as is, 1.3 = runs there took 1.3× the prediction.
     double calibration = 1.0;
+    // The task alone on this GPU's type (TaskProfile::isolated_ms, calibrated), s, with its
+    // p10–p90 interval (predict/latency_calibration.h); the interval is 0 when the oracle gives
+    // none (a --latency-table).
+    double isolated_s = 0;
+    double isolated_p10_s = 0;
+    double isolated_p90_s = 0;
   };
   double decided_s = 0;
   std::string policy;

@@ -196,6 +196,11 @@ void Daemon::RecordWhyLocked(const TaskRecord& r, const sched::Task& t, const sc
     o.predicted_start_s = ToS(dec.start_ms);
     o.predicted_end_s = end_s;
     o.calibration = calibration_->Factor(t.model, o.type);
+    if (const auto& p = cycle.profile[g.type]; p.ok()) {
+      o.isolated_s = p->isolated_ms / 1000.0;
+      o.isolated_p10_s = p->isolated_p10_ms / 1000.0;
+      o.isolated_p90_s = p->isolated_p90_ms / 1000.0;
+    }
     return o;
   };
   PlacementWhy w;

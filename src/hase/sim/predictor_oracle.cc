@@ -86,6 +86,8 @@ Result<sched::TaskProfile> PredictorOracle::Profile(const sched::Task& task,
       if (!hit->second.ok()) return hit->second.status();
       sched::TaskProfile p = *hit->second;
       p.isolated_ms *= static_cast<double>(task.num_batches);
+      p.isolated_p10_ms *= static_cast<double>(task.num_batches);
+      p.isolated_p90_ms *= static_cast<double>(task.num_batches);
       if (task.memory_mib > 0) p.memory_mib = task.memory_mib;
       return p;
     }
@@ -116,10 +118,13 @@ Result<sched::TaskProfile> PredictorOracle::Profile(const sched::Task& task,
     PredictOptions po;
     po.runtime = runtime;
     po.precision = options_.precision;
+    po.calibration = options_.calibration.get();
     HASE_ASSIGN_OR_RETURN(ModelLatency ml,
                           PredictModel(**kl, **gpu, LoadSnapshot::Idle(), po));
     sched::TaskProfile p;
     p.isolated_ms = ml.latency_ms;
+    p.isolated_p10_ms = ml.latency_p10_ms;
+    p.isolated_p90_ms = ml.latency_p90_ms;
     p.demand = std::clamp(ml.demand, 0.01, 1.0);
     p.memory_mib = ModelMemoryNeedMib(**kl);
     return p;
@@ -131,6 +136,8 @@ Result<sched::TaskProfile> PredictorOracle::Profile(const sched::Task& task,
   if (!per_batch.ok()) return per_batch.status();
   sched::TaskProfile p = *per_batch;
   p.isolated_ms *= static_cast<double>(task.num_batches);
+  p.isolated_p10_ms *= static_cast<double>(task.num_batches);
+  p.isolated_p90_ms *= static_cast<double>(task.num_batches);
   if (task.memory_mib > 0) p.memory_mib = task.memory_mib;
   return p;
 }

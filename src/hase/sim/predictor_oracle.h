@@ -4,7 +4,8 @@
 // kernel_list_builder.h) and, per GPU type, predicts one batch on an idle GPU with
 // PredictModel (predict/predict_model.h). Both are cached; the table of per-batch latencies is
 // computed once per run. From one batch's prediction:
-//   isolated_ms = latency_ms per batch × num_batches
+//   isolated_ms = latency_ms per batch × num_batches (calibrated when options.calibration has
+//                 an entry for the GPU type × runtime); isolated_p10_ms / _p90_ms likewise
 //   demand      = ModelLatency::demand (Σ_k device_ms_k / latency_ms of the host-bound
 //                 composition), at least 0.01: the fraction of the batch time the GPU is busy
 //                 with kernels (≈ DCGM SM_ACTIVE while it runs; host-bound small batches leave
@@ -26,6 +27,7 @@
 
 #include "hase/hw/gpu_catalog.h"
 #include "hase/kernels/kernel.h"
+#include "hase/predict/latency_calibration.h"
 #include "hase/predict/precision.h"
 #include "hase/predict/runtime_profile.h"
 #include "hase/sched/latency_oracle.h"
@@ -46,6 +48,9 @@ struct PredictorOracleOptions {
   // Arithmetic; nullopt = each task's runtime's default precision (predict/precision.h).
   std::optional<Precision> precision;
   sched::ContentionModel contention;  // the co-location model policies assume
+  // Per-GPU-type × runtime correction of isolated_ms and its p10–p90 interval
+  // (predict/latency_calibration.h, `hase calibrate`); nullptr = uncalibrated.
+  std::shared_ptr<const LatencyCalibration> calibration;
 };
 
 // Sets options.runtime from a runtime name and options.precision from a precision name ("" =
