@@ -73,9 +73,10 @@ TEST(TeamsCliTest, FloodingTeamCannotKeepTheOthersFromTheirGuaranteedShare) {
   ASSERT_EQ(base.exit_code, 0) << base.err;
   EXPECT_EQ(base.out.find("teams ("), std::string::npos);
   const std::string one_csv = Slurp(d + "/one/tasks_hase.csv");
-  // Measured: vision waits up to 234.6 s, nlp up to 255.8 s behind the flood.
-  EXPECT_GT(MaxWaitS(one_csv, 'v'), 120);
-  EXPECT_GT(MaxWaitS(one_csv, 'n'), 120);
+  // Measured (default objective, balanced): vision waits up to 97.2 s, nlp up to 64.4 s behind
+  // the flood (234.6 s and 255.8 s under --objective makespan, which runs the long flood first).
+  EXPECT_GT(MaxWaitS(one_csv, 'v'), 60);
+  EXPECT_GT(MaxWaitS(one_csv, 'n'), 50);
 
   auto r = RunCommand(HaseBin() + " simulate --policy hase --no-gantt --cluster " + cluster + " --workload " +
                       workload + " --out " + d + "/teams");
@@ -89,11 +90,11 @@ TEST(TeamsCliTest, FloodingTeamCannotKeepTheOthersFromTheirGuaranteedShare) {
   EXPECT_EQ(vision["completed"], 24);
   EXPECT_EQ(nlp["completed"], 12);
   // Bounded wait: a task of a team below its guarantee waits at most until a borrowed GPU's
-  // task has run min_run_s (30 s) and finishes its batch. Measured: vision 10.0 s, nlp 6.9 s.
+  // task has run min_run_s (30 s) and finishes its batch. Measured: vision 11.1 s, nlp 11.9 s.
   EXPECT_LE(vision["wait_s"]["max"].get<double>(), 31.0);
   EXPECT_LE(nlp["wait_s"]["max"].get<double>(), 31.0);
-  EXPECT_LT(vision["wait_s"]["max"].get<double>(), MaxWaitS(one_csv, 'v') / 10);
-  EXPECT_LT(nlp["slowdown"]["p95"].get<double>(), 10.0);  // measured 3.98
+  EXPECT_LT(vision["wait_s"]["max"].get<double>(), MaxWaitS(one_csv, 'v') / 5);
+  EXPECT_LT(nlp["slowdown"]["p95"].get<double>(), 10.0);  // measured 6.61
   // Borrowing: the flood ran on more than its 8 guaranteed GPUs' worth over the makespan.
   const double makespan_s = report["policies"][0]["makespan_s"].get<double>();
   EXPECT_GT(batch["usage"]["gpu_s"].get<double>(), 8 * makespan_s);
