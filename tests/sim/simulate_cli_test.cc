@@ -6,6 +6,8 @@
 #include <map>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "testing.h"
 
 namespace hase {
@@ -116,6 +118,25 @@ TEST(SimulateCliTest, OversizedTaskIsRejectedNotHung) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("can never run on this cluster"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("99999 MiB"), std::string::npos) << r.err;
+}
+
+// A task arriving 1e8 s into the workload (the files allow up to 1e9 s): at that time base one
+// ulp is above the planner's "work done" threshold and the queue-ETA probe spun at one instant
+// forever. It must run, and end ~1e8 s later than the first task.
+TEST(SimulateCliTest, LateArrivalIsSimulatedNotHung) {
+  const std::string d = TempDir("late");
+  {
+    std::ofstream(d + "/w.yaml") << "tasks:\n  - {name: a, model: resnet18, batch_size: 1, num_batches: 10}\n"
+                                    "  - {name: b, model: resnet18, batch_size: 1, num_batches: 10, arrival_s: 100000000}\n";
+  }
+  auto r = RunCommand("timeout 60 " + HaseBin() + " simulate --policy rr,hase --no-gantt --workload " + d +
+                      "/w.yaml --out " + d + "/out");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json report = nlohmann::json::parse(Slurp(d + "/out/report.json"));
+  for (const auto& p : report["policies"]) {
+    EXPECT_GT(p["makespan_s"].get<double>(), 1e8) << p.dump();
+    EXPECT_LT(p["makespan_s"].get<double>(), 1e8 + 10) << p.dump();
+  }
 }
 
 // Issue #11: a workload task may name its runtime (the oracle prices it apart), and an

@@ -20,6 +20,12 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kDoneMs = 1e-6;      // remaining isolated work below this has ended, ms
 constexpr double kSameInstantMs = 1e-6;
 
+// Remaining isolated work at or below this has ended at time `t`: kDoneMs, or what the rounding
+// of the time base leaves (ulp(t) ~ 2.2e-16 t; 1e-12 t keeps a margin). Without the second
+// term a task ending at t ~ 1e15 ms (1e12 batches) keeps a remainder of a fraction of an ulp,
+// files its end again at the same t and the plan never leaves that instant.
+double DoneBelowMs(double t) { return std::max(kDoneMs, std::abs(t) * 1e-12); }
+
 class Planner {
  public:
   Planner(const ClusterState& live, Policy& policy, const std::vector<Task>& queue, const QueuePlanOptions& options)
@@ -111,7 +117,7 @@ void Planner::Advance(int g, double t) {
   GpuState& gpu = state_.gpus[g];
   auto& running = gpu.running;
   for (auto it = running.begin(); it != running.end();) {
-    if (it->RemainingAt(t) <= kDoneMs) {
+    if (it->RemainingAt(t) <= DoneBelowMs(t)) {
       span_[it->task_id].end = t;
       it = running.erase(it);
     } else {
@@ -340,7 +346,7 @@ Result<QueuePlan> Planner::Go() {
     }
     const double t = ends_.top().t;
     bool happened = false;
-    while (!ends_.empty() && ends_.top().t <= t + kSameInstantMs) {
+    while (!ends_.empty() && ends_.top().t <= t + kSameInstantMs && !OverBudget()) {
       const End e = ends_.top();
       ends_.pop();
       if (e.version != version_[e.gpu]) continue;
