@@ -189,6 +189,21 @@ int Run(const CalibrateFlags& f) {
     if (!scored.ok()) return Fail(scored.status());
     std::vector<CalibrationPoint> points;
     for (const Scored& s : *scored) {
+      const double ratio = s.run.latency_ms / s.predicted_ms;
+      if (ratio > LatencyCalibration::kMaxRowRatio || ratio < 1 / LatencyCalibration::kMaxRowRatio) {
+        const std::string what = fmt::format("{} on {}: measured {} ms per batch where hase predicts {:.4g} ms, "
+                                             "{:.3g}x off", s.run.model, s.gpu_id, s.run.latency_ms, s.predicted_ms,
+                                             ratio);
+        // A daemon task that hung or waited on something else is not a correction: skip it.
+        if (!f.daemon.empty() && s.run.where.rfind(f.daemon, 0) == 0) {
+          std::fprintf(stderr, "hase: warning: %s: %s; not used\n", s.run.where.c_str(), what.c_str());
+          continue;
+        }
+        return Fail(Status::InvalidArgument(
+            what, s.run.where,
+            fmt::format("rows more than {}x from the prediction are refused: is it ms per batch, at this batch "
+                        "size and runtime? drop the row if the measurement is right", LatencyCalibration::kMaxRowRatio)));
+      }
       points.push_back({s.run.model, s.gpu_id, s.runtime, s.predicted_ms, s.run.latency_ms});
     }
     auto fitted = FitCalibration(points);

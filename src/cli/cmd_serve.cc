@@ -112,11 +112,18 @@ int Run(const ServeFlags& f) {
     return Fail(Status::InvalidArgument("--listen '" + f.listen + "' is not HOST:PORT"));
   }
   const std::string host = f.listen.substr(0, colon);
-  int port = 0;
+  int port = -1;
   try {
-    port = std::stoi(f.listen.substr(colon + 1));
+    size_t used = 0;
+    const std::string digits = f.listen.substr(colon + 1);
+    port = std::stoi(digits, &used);
+    if (used != digits.size()) port = -1;
   } catch (const std::exception&) {
-    return Fail(Status::InvalidArgument("--listen '" + f.listen + "': bad port"));
+    port = -1;
+  }
+  if (port < 0 || port > 65535) {
+    return Fail(Status::InvalidArgument("--listen '" + f.listen + "': port must be 0 to 65535", "--listen",
+                                        "e.g. 127.0.0.1:8080 (port 0: any free port)"));
   }
   service::ApiServerOptions ao;
   if (!f.token_file.empty()) {

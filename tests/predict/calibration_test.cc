@@ -74,6 +74,18 @@ TEST(FitCalibration, Errors) {
   auto bad = FitCalibration({{"resnet50", "T4", "ort-cuda", 1.0, 0.0}});
   ASSERT_TRUE(bad.status().IsInvalidArgument());
   EXPECT_NE(bad.status().ToString().find("resnet50 on T4"), std::string::npos) << bad.status().ToString();
+  // A row 1e9 ms where 12 ms is predicted is a unit mix-up: refused, not saved as a sigma of 7
+  // that every later command would refuse to load.
+  auto far = FitCalibration({{"resnet50", "T4", "ort-cuda", 12.0, 8.0}, {"vgg16", "T4", "ort-cuda", 12.0, 1e9}});
+  ASSERT_TRUE(far.status().IsInvalidArgument());
+  EXPECT_NE(far.status().ToString().find("vgg16 on T4"), std::string::npos) << far.status().ToString();
+  EXPECT_NE(far.status().ToString().find("more than 10x"), std::string::npos) << far.status().ToString();
+  // Up to 10x either way fits, and what it writes loads again.
+  auto edge = FitCalibration({{"a", "T4", "ort-cuda", 10.0, 99.0}, {"b", "T4", "ort-cuda", 10.0, 1.01}});
+  ASSERT_TRUE(edge.ok()) << edge.status().ToString();
+  const std::string path = ::testing::TempDir() + "edge_calibration.json";
+  ASSERT_TRUE(SaveCalibration(*edge, path).ok());
+  EXPECT_TRUE(LoadCalibration(path).ok());
 }
 
 TEST(CalibrationFile, SaveLoadRoundTripAndErrors) {

@@ -254,5 +254,65 @@ TEST_F(ServeE2E, RefusesToListenBeyondLoopbackWithoutTokens) {
   Kill9(s);
 }
 
+// A port that a daemon holds is refused to the next one (cpp-httplib's SO_REUSEPORT let both
+// listen and the kernel alternated connections between two queues); a port beyond 65535 is an
+// error, not a silently wrapped one.
+TEST_F(ServeE2E, SecondDaemonOnAHeldPortIsRefused) {
+  if (!Available()) GTEST_SKIP() << "hase serve not built (cluster loader missing)";
+  Serve s = Start("", 0);
+  ASSERT_GT(s.port, 0);
+  const std::string base = hase::testing::HaseBin() + " serve --config " + dir_ + "/cluster.yaml --state " + dir_ +
+                           "/other --latency-table " + dir_ + "/latency.csv";
+  auto r = hase::testing::RunCommand("timeout 20 " + base + " --listen 127.0.0.1:" + std::to_string(s.port));
+  EXPECT_EQ(r.exit_code, 6) << r.out << r.err;
+  EXPECT_NE(r.err.find("cannot listen on 127.0.0.1:" + std::to_string(s.port)), std::string::npos) << r.err;
+  for (const char* bad : {"127.0.0.1:99999", "127.0.0.1:-5", "127.0.0.1:80x"}) {
+    r = hase::testing::RunCommand("timeout 20 " + base + " --listen " + bad);
+    EXPECT_EQ(r.exit_code, 2) << bad << r.err;
+    EXPECT_NE(r.err.find("port must be 0 to 65535"), std::string::npos) << r.err;
+  }
+  EXPECT_TRUE(List(s.port).is_array());
+  Kill9(s);
+}
+
+// The executor's process is hase's: POST /complete from outside is 409 (it freed the GPU while
+// the command ran on and fed a false run time to calibration), and a cancel stops a command
+// that ignores SIGTERM (the wrapper died of the SIGTERM; its group lived on, never SIGKILLed).
+TEST_F(ServeE2E, ExecutorTasksEndOnlyByTheirProcessAndCancelKillsThem) {
+  if (!Available()) GTEST_SKIP() << "hase serve not built (cluster loader missing)";
+  Serve s = Start("--executor", 0);
+  ASSERT_GT(s.port, 0);
+  httplib::Client c("127.0.0.1", s.port);
+  const std::string pid_file = dir_ + "/cmd.pid", log = dir_ + "/cmd.log";
+  json body = {{"model", "resnet50"},
+               {"command", "trap '' TERM; echo $$ > " + pid_file + "; sleep 6; echo end >> " + log}};
+  auto r = c.Post("/v1/tasks", body.dump(), "application/json");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 201) << r->body;
+  const int64_t id = json::parse(r->body)["id"].get<int64_t>();
+  int pid = 0;
+  for (int i = 0; i < 300 && pid == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    pid = std::atoi(hase::testing::ReadFileForTest(pid_file).c_str());
+  }
+  ASSERT_GT(pid, 0) << "the command never started";
+  auto done = c.Post("/v1/tasks/" + std::to_string(id) + "/complete", R"({"exit_code":0})", "application/json");
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->status, 409) << done->body;
+  EXPECT_NE(done->body.find("backend, which reports its end"), std::string::npos) << done->body;
+  auto cancel = c.Delete("/v1/tasks/" + std::to_string(id));
+  ASSERT_TRUE(cancel);
+  EXPECT_EQ(cancel->status, 200) << cancel->body;
+  bool gone = false;
+  for (int i = 0; i < 250 && !gone; ++i) {  // grace 2 s + a poll: bounded at 5 s
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    gone = ::kill(pid, 0) != 0;
+  }
+  EXPECT_TRUE(gone) << "the command that ignores SIGTERM still runs 5 s after the cancel";
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  EXPECT_EQ(hase::testing::ReadFileForTest(log), "");
+  Kill9(s);
+}
+
 }  // namespace
 }  // namespace hase::service

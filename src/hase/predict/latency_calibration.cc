@@ -68,7 +68,16 @@ Result<LatencyCalibration> FitCalibration(const std::vector<CalibrationPoint>& p
       return Status::InvalidArgument(fmt::format("{} on {}: measured {} ms, predicted {} ms; both must be > 0",
                                                  p.model, p.gpu, p.measured_ms, p.predicted_ms));
     }
-    groups[{p.gpu, p.runtime}][p.model].push_back(std::log(p.measured_ms / p.predicted_ms));
+    const double ratio = p.measured_ms / p.predicted_ms;
+    if (ratio > LatencyCalibration::kMaxRowRatio || ratio < 1 / LatencyCalibration::kMaxRowRatio) {
+      return Status::InvalidArgument(
+          fmt::format("{} on {} ({}): measured {} ms per batch where hase predicts {:.4g} ms, {:.3g}x off", p.model,
+                      p.gpu, p.runtime, p.measured_ms, p.predicted_ms, ratio),
+          "", fmt::format("rows more than {}x from the prediction are refused: is it ms per batch, this batch size "
+                          "and this runtime? drop the row if the measurement is right",
+                          LatencyCalibration::kMaxRowRatio));
+    }
+    groups[{p.gpu, p.runtime}][p.model].push_back(std::log(ratio));
   }
   LatencyCalibration cal;
   cal.created = NowUtc();

@@ -67,6 +67,9 @@ class LatencyCalibration {
  public:
   static constexpr double kMinFactor = 0.5;   // the same bounds as the daemon's live factor
   static constexpr double kMaxFactor = 2.0;   // (service/calibration.h): > 2× off is a bug
+  // FitCalibration refuses a row more than this far from its prediction (a unit or batch
+  // mix-up, not a correction); it also keeps sigma well inside what LoadCalibration accepts.
+  static constexpr double kMaxRowRatio = 10.0;
   static constexpr double kZ80 = 1.2815516;   // standard normal 90th percentile
   // Prior spread of ln(measured / calibrated) and its weight in runs: the rms of
   // ln(measured / calibrated) on held-out timm models after a 3-model calibration is 0.133
@@ -103,7 +106,8 @@ class LatencyCalibration {
 };
 
 // Fits one entry per (gpu, runtime) of `points` (file comment). Errors: InvalidArgument for an
-// empty list or a point with predicted_ms or measured_ms not > 0 (naming the model and GPU).
+// empty list, a point with predicted_ms or measured_ms not > 0, or one more than kMaxRowRatio
+// from its prediction (naming the model and GPU).
 Result<LatencyCalibration> FitCalibration(const std::vector<CalibrationPoint>& points);
 
 // JSON file: {"version": 1, "created": "...", "entries": [{"gpu", "runtime", "factor", "sigma",

@@ -210,7 +210,13 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions option
       msg = "no such endpoint: " + req.method + " " + req.path.substr(0, 128);
       hint = "see docs/service.md for the REST API";
     } else if (res.status == 413) {
-      msg = "request body over " + std::to_string(kMaxBodyBytes) + " bytes";
+      // cpp-httplib caps a form-encoded body (curl -d's default Content-Type) at 8192 bytes
+      // (CPPHTTPLIB_FORM_URL_ENCODED_PAYLOAD_MAX_LENGTH) before our limit applies.
+      const bool form = req.get_header_value("Content-Type").rfind("application/x-www-form-urlencoded", 0) == 0;
+      msg = form ? "form-encoded request body over 8192 bytes"
+                 : "request body over " + std::to_string(kMaxBodyBytes) + " bytes";
+      if (form) hint = "send the JSON with -H 'Content-Type: application/json' (bodies up to " +
+                       std::to_string(kMaxBodyBytes) + " bytes)";
     } else if (res.status == 400) {
       msg = "malformed request";
       hint = "a POST needs a Content-Length header: send a JSON body, '{}' when empty";

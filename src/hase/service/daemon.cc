@@ -786,6 +786,14 @@ Result<TaskRecord> Daemon::Complete(int64_t id, int exit_code) {
                                   ", not running",
                               "", "only a running task can be completed");
     }
+    if (!OutsideLocked(it->second)) {
+      // Its process / job / pod is still hase's: a report from outside would free the GPU while
+      // it runs and feed a false run time to calibration.
+      return Status::Conflict("task " + std::to_string(id) + " is run by hase's " + backend_name() +
+                                  " backend, which reports its end",
+                              "", "cancel it (DELETE /v1/tasks/" + std::to_string(id) +
+                                      ") to stop it; /complete is for tasks run outside hase");
+    }
     attempt = it->second.attempts;
   }
   TaskEnd end;

@@ -308,7 +308,7 @@ class Daemon {
   // Conflict when it already ended (HTTP 409).
   Result<TaskRecord> Cancel(int64_t id);
   // An outside runner reports the end of a running task. NotFound as Cancel; Conflict when the
-  // task is not running.
+  // task is not running or is run by this daemon's backend (which reports its end).
   Result<TaskRecord> Complete(int64_t id, int exit_code);
 
   // An outside runner renews the lease of running task `id` (see file comment). Returns when

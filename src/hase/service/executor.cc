@@ -205,6 +205,9 @@ void Executor::Loop() {
           done = true;
         }
         if (done) {
+          // Stopping it: the wrapper died of the SIGTERM, but a command that ignores SIGTERM
+          // (trap "" TERM) lives on in its process group; SIGKILL that now, not never.
+          if (p.kill_deadline_s > 0) ::kill(-static_cast<pid_t>(p.pid), SIGKILL);
           // The wrapper's exit file is authoritative when present (adopted processes).
           if (auto f = ReadNumber(Base(it->first.first, it->first.second) + ".exit")) code = static_cast<int>(*f);
           ended.push_back({it->first.first, it->first.second, code});

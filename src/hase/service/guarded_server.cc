@@ -264,6 +264,12 @@ class GuardedServer::ThreadPerConnection : public httplib::TaskQueue {
 GuardedServer::GuardedServer(ConnectionLimits limits) : limits_(limits) {
   keep_alive_max_count_ = limits_.keep_alive_requests;
   new_task_queue = [this] { return new ThreadPerConnection(*this); };
+  // SO_REUSEADDR only: cpp-httplib's default sets SO_REUSEPORT, with which a second daemon binds
+  // the same port and the kernel splits the connections between the two queues.
+  set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
 }
 
 GuardedServer::~GuardedServer() {
