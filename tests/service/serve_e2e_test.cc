@@ -314,5 +314,68 @@ TEST_F(ServeE2E, ExecutorTasksEndOnlyByTheirProcessAndCancelKillsThem) {
   Kill9(s);
 }
 
+// A restart under an edited cluster file: a running task whose GPU the file lacks is not
+// re-queued (its process still runs: it ran twice); the daemon refuses to start and says why.
+// Reordered GPUs (ids renumbered) keep every task on the same node and index.
+TEST_F(ServeE2E, RestartUnderAnEditedClusterFileRunsNothingTwice) {
+  if (!Available()) GTEST_SKIP() << "hase serve not built (cluster loader missing)";
+  Serve s = Start("--policy rr --executor", 0);
+  ASSERT_GT(s.port, 0);
+  httplib::Client c("127.0.0.1", s.port);
+  const std::string log = dir_ + "/runs.log";
+  for (int i = 0; i < 3; ++i) {  // one per GPU: a/0, a/1, b/0
+    json body = {{"model", "resnet50"}, {"command", "echo $HASE_TASK_ID >> " + log + "; sleep 3"}};
+    auto r = c.Post("/v1/tasks", body.dump(), "application/json");
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 201);
+  }
+  std::map<int64_t, std::pair<std::string, int>> where;
+  for (int i = 0; i < 200 && where.size() < 3; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    where.clear();
+    for (const json& t : List(s.port)) {
+      if (t["state"] == "running") where[t["id"]] = {t["gpu"]["node"], t["gpu"]["index"]};
+    }
+  }
+  ASSERT_EQ(where.size(), 3u);
+  Kill9(s);
+  WriteFile(dir_ + "/smaller.yaml", "name: e2e\nnodes:\n  - name: a\n    gpus:\n      - {type: A100-SXM4-40GB, count: 1}\n"
+                                     "  - name: b\n    gpus:\n      - {type: T4, count: 1}\n");
+  auto r = hase::testing::RunCommand("timeout 30 " + hase::testing::HaseBin() + " serve --config " + dir_ +
+                                     "/smaller.yaml --listen 127.0.0.1:0 --state " + dir_ + "/state --latency-table " +
+                                     dir_ + "/latency.csv --policy rr --executor");
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("running task(s) on GPUs this cluster file lacks"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("on a GPU 1"), std::string::npos) << r.err;
+  // The same GPUs, b first: ids renumber, the tasks stay where they run.
+  WriteFile(dir_ + "/cluster.yaml", "name: e2e\nnodes:\n  - name: b\n    gpus:\n      - {type: T4, count: 1}\n"
+                                     "  - name: a\n    gpus:\n      - {type: A100-SXM4-40GB, count: 2}\n");
+  s = Start("--policy rr --executor", 1);
+  ASSERT_GT(s.port, 0);
+  json tasks;
+  for (int i = 0; i < 300; ++i) {  // bounded: 15 s
+    tasks = List(s.port);
+    int done = 0;
+    for (const json& t : tasks) done += t["state"] == "succeeded";
+    if (done == 3) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(tasks.size(), 3u);
+  for (const json& t : tasks) {
+    EXPECT_EQ(t["state"], "succeeded") << t.dump();
+    EXPECT_EQ(t["attempts"], 1) << t.dump();
+    const auto& [node, index] = where[t["id"].get<int64_t>()];
+    EXPECT_EQ(t["gpu"]["node"], node) << t.dump();
+    EXPECT_EQ(t["gpu"]["index"], index) << t.dump();
+    EXPECT_EQ(t["gpu"]["id"], node == "b" ? 0 : 1 + index) << t.dump();
+  }
+  std::map<int, int> runs;
+  std::ifstream f(log);
+  for (int id = 0; f >> id;) ++runs[id];
+  EXPECT_EQ(runs.size(), 3u);
+  for (const auto& [tid, n] : runs) EXPECT_EQ(n, 1) << "task " << tid << " ran " << n << " times";
+  Kill9(s);
+}
+
 }  // namespace
 }  // namespace hase::service

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <limits>
 #include <optional>
+#include <set>
 
 #include <fmt/format.h>
 #include <spdlog/sinks/null_sink.h>
@@ -19,6 +20,7 @@
 #include "hase/sched/quota.h"
 #include "hase/sched/registry.h"
 #include "hase/sched/timeline.h"
+#include "hase/service/cluster_record.h"
 #include "hase/service/daemon_internal.h"
 #include "hase/service/local_backend.h"
 #include "hase/service/task_json.h"
@@ -148,11 +150,38 @@ Status Daemon::Start() {
   state_.now_ms = ToMs(now);
   std::vector<int64_t> changed;
   std::vector<TaskRecord*> bound;
+  // The GPU each row names, in the cluster file now (cluster_record.h): ids renumber when GPUs
+  // are removed or reordered, and a GPU declared another type is not the one that ran the task.
+  HASE_ASSIGN_OR_RETURN(const std::optional<ClusterRecord> before, ClusterRecord::Load(options_.state_dir));
+  std::set<int64_t> elsewhere;  // ended on a GPU the file lacks now: no calibration from them
+  std::vector<std::string> stranded;
+  for (TaskRecord& r : all) {
+    if (r.gpu < 0) continue;
+    const int g = ResolveGpu(cluster_, before ? &*before : nullptr, r.gpu, r.node, r.gpu_index);
+    if (g == r.gpu) continue;
+    if (g >= 0) {
+      r.gpu = g;
+      if (!IsTerminal(r.state)) changed.push_back(r.id);
+    } else if (IsTerminal(r.state)) {
+      elsewhere.insert(r.id);
+    } else if (r.state == TaskState::kRunning) {
+      stranded.push_back(fmt::format("task {} on {} GPU {}", r.id, r.node, r.gpu_index));
+    } else {
+      r.gpu = -1;  // bound, not started: re-queued below
+    }
+  }
+  if (!stranded.empty()) {
+    return Status::InvalidArgument(
+        fmt::format("the journal has {} running task(s) on GPUs this cluster file lacks or declares another type "
+                    "({}{}); re-queueing them would run them twice",
+                    stranded.size(), stranded.front(), stranded.size() > 1 ? ", ..." : ""),
+        "--config", "restart with the cluster file they started under and let them end (or cancel them), then change it");
+  }
   for (TaskRecord& r : all) tasks_[r.id] = r;
   {  // calibration (calibration.h) from what ran before, in end order, before anything is priced
     std::vector<const TaskRecord*> done;
     for (const auto& [id, r] : tasks_) {
-      if (r.state == TaskState::kSucceeded) done.push_back(&r);
+      if (r.state == TaskState::kSucceeded && !elsewhere.count(id)) done.push_back(&r);
     }
     std::sort(done.begin(), done.end(), [](const TaskRecord* a, const TaskRecord* b) {
       return std::tie(a->ended_s, a->id) < std::tie(b->ended_s, b->id);
@@ -202,6 +231,9 @@ Status Daemon::Start() {
   RecoverLaunchesLocked(lock, now, changed);  // launches that outlived the previous daemon
   for (size_t g = 0; g < cluster_.gpus.size(); ++g) policy_->OnGpuChanged(state_, static_cast<int>(g));
   HASE_RETURN_IF_ERROR(PersistLocked(changed));
+  if (Status saved = ClusterRecord::Of(cluster_).Save(options_.state_dir); !saved.ok()) {
+    options_.logger->warn("{}", saved.ToString());
+  }
   LaunchLocked(changed);
   LaunchPendingLocked(lock);
   stop_ = false;
