@@ -33,6 +33,32 @@ TEST(ClusterFileTest, UnknownGpuTypeIsNotFoundWithLine) {
   EXPECT_NE(c.status().where().find("c.yaml:4"), std::string::npos) << c.status().ToString();
 }
 
+TEST(ClusterFileTest, MisspeltKeysAndDuplicateNodesAreErrorsWithLine) {
+  struct Case {
+    const char* text;
+    const char* what;
+    const char* line;
+  };
+  const Case cases[] = {
+      {"max_task_per_gpu: 2\nnodes:\n  - name: n\n    gpus:\n      - {type: T4, count: 2}\n",
+       "unknown cluster key 'max_task_per_gpu'", "c.yaml:1"},
+      {"nodes:\n  - name: n\n    gpus:\n      - {type: T4, count: 2, memroy_mib: 8000}\n", "unknown gpu key 'memroy_mib'",
+       "c.yaml:4"},
+      {"nodes:\n  - name: n\n    gpu:\n      - {type: T4}\n", "unknown node key 'gpu'", "c.yaml:3"},
+      {"nodes:\n  - name: n\n    gpus:\n      - {type: A100-SXM4-40GB, mig: [{profile: 3g.20gb, gid: 1}]}\n",
+       "unknown mig item key 'gid'", "c.yaml:4"},
+      {"nodes:\n  - name: n\n    gpus: [{type: T4}]\n  - name: n\n    gpus: [{type: T4}]\n", "node 'n' twice",
+       "c.yaml:4"},
+  };
+  for (const Case& k : cases) {
+    auto c = ParseClusterYaml(k.text, "c.yaml", Catalog());
+    ASSERT_FALSE(c.ok()) << k.text;
+    EXPECT_TRUE(c.status().IsInvalidArgument()) << c.status().ToString();
+    EXPECT_NE(c.status().ToString().find(k.what), std::string::npos) << c.status().ToString();
+    EXPECT_NE(c.status().where().find(k.line), std::string::npos) << c.status().ToString();
+  }
+}
+
 TEST(ClusterFileTest, MalformedYamlGivesLineNumber) {
   const char* text = "name: x\nnodes:\n  - name: n\n    gpus: [ {type: T4\n  - oops: ]\n";
   auto c = ParseClusterYaml(text, "bad.yaml", Catalog());

@@ -44,6 +44,7 @@ Result<std::vector<MigItem>> ParseMig(const YAML::Node& list, const GpuSpec& par
     if (it.IsScalar()) {
       profile = it.as<std::string>();
     } else if (it.IsMap()) {
+      HASE_RETURN_IF_ERROR(yaml::CheckKeys(it, {"profile", "gi"}, "mig item", where));
       HASE_ASSIGN_OR_RETURN(auto p, yaml::Field<std::string>(it, "profile", where));
       HASE_ASSIGN_OR_RETURN(auto gi, yaml::Field<int>(it, "gi", where));
       if (!p) {
@@ -99,6 +100,7 @@ Status AddGpus(const YAML::Node& spec, const std::string& node_name, const std::
     return Status::InvalidArgument("a gpus entry must be a map {type, count}",
                                    yaml::At(where, spec));
   }
+  HASE_RETURN_IF_ERROR(yaml::CheckKeys(spec, {"type", "count", "memory_mib", "max_tasks", "mig"}, "gpu", where));
   HASE_ASSIGN_OR_RETURN(auto type, yaml::Field<std::string>(spec, "type", where));
   if (!type) {
     return Status::InvalidArgument("gpus entry without 'type'", yaml::At(where, spec),
@@ -193,6 +195,10 @@ Result<Cluster> ParseClusterYaml(std::string_view text, const std::string& where
     return Status::InvalidArgument("a cluster file must be a map with 'nodes'",
                                    yaml::At(where, root), "see examples/cluster.yaml");
   }
+  // teams, default_team, fair_share, preemption: team_config.h reads them from the same file.
+  HASE_RETURN_IF_ERROR(yaml::CheckKeys(
+      root, {"name", "max_tasks_per_gpu", "nodes", "teams", "default_team", "fair_share", "preemption"}, "cluster",
+      where));
   Cluster c;
   HASE_ASSIGN_OR_RETURN(auto name, yaml::Field<std::string>(root, "name", where));
   c.name = name.value_or("cluster");
@@ -208,12 +214,18 @@ Result<Cluster> ParseClusterYaml(std::string_view text, const std::string& where
                                    "see examples/cluster.yaml");
   }
   int nodes_seen = 0;
+  std::set<std::string> node_names;
   for (const YAML::Node& node : nodes) {
     if (!node.IsMap()) {
       return Status::InvalidArgument("a node must be a map {name, gpus}", yaml::At(where, node));
     }
+    HASE_RETURN_IF_ERROR(yaml::CheckKeys(node, {"name", "count", "max_tasks_per_gpu", "gpus"}, "node", where));
     HASE_ASSIGN_OR_RETURN(auto node_name, yaml::Field<std::string>(node, "name", where));
     if (!node_name) return Status::InvalidArgument("node without 'name'", yaml::At(where, node));
+    if (!node_names.insert(*node_name).second) {
+      return Status::InvalidArgument(fmt::format("node '{}' twice", *node_name), yaml::At(where, node),
+                                     "give each node its own name (its GPUs are told apart by node and index)");
+    }
     HASE_ASSIGN_OR_RETURN(auto count, yaml::Field<int>(node, "count", where));
     HASE_ASSIGN_OR_RETURN(auto node_max, yaml::Field<int>(node, "max_tasks_per_gpu", where));
     if (count && (*count < 1 || *count > kMaxClusterNodes)) {

@@ -1,5 +1,7 @@
 #include "hase/sched/yaml_reader.h"
 
+#include <algorithm>
+
 #include <cctype>
 
 namespace hase::sched::yaml {
@@ -18,6 +20,19 @@ Result<YAML::Node> Load(std::string_view text, const std::string& where) {
 std::string At(const std::string& where, const YAML::Node& node) {
   const YAML::Mark m = node.Mark();
   return m.line >= 0 ? where + ":" + std::to_string(m.line + 1) : where;
+}
+
+Status CheckKeys(const YAML::Node& map, std::initializer_list<std::string_view> known, const std::string& what,
+                 const std::string& where) {
+  if (!map.IsMap()) return Status::OK();
+  for (const auto& kv : map) {
+    const std::string key = kv.first.as<std::string>("");
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    std::string list;
+    for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+    return Status::InvalidArgument("unknown " + what + " key '" + key + "'", At(where, kv.first), "keys: " + list);
+  }
+  return Status::OK();
 }
 
 Status CheckAliases(std::string_view text, const std::string& where) {

@@ -2,6 +2,7 @@
 // that turn yaml-cpp exceptions into Status with "FILE:LINE". Internal to sched.
 #pragma once
 
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,6 +24,10 @@ inline constexpr int kMaxYamlAnchors = 100;
 Status CheckAliases(std::string_view text, const std::string& where);
 // "where:LINE" for a node (1-based line), or `where` when the node has no mark.
 std::string At(const std::string& where, const YAML::Node& node);
+// InvalidArgument (where:LINE of the key) for a key of map `map` not in `known`: a misspelt key
+// (memroy_mib) must not silently fall back to a default. `what` names the map ("node", "gpu").
+Status CheckKeys(const YAML::Node& map, std::initializer_list<std::string_view> known, const std::string& what,
+                 const std::string& where);
 
 // Optional typed field: nullopt when absent or null; InvalidArgument (where:LINE) when the
 // value does not convert to T.
