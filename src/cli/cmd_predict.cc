@@ -292,7 +292,7 @@ int Run(const PredictFlags& f) {
   if (!onnx.ok()) return Fail(onnx.status());
   auto kl = BuildRuntimeKernelList(*onnx, ko, opt.runtime);
   if (!kl.ok()) return Fail(kl.status());
-  for (const auto& w : kl->warnings) std::fprintf(stderr, "hase predict: warning: %s\n", w.c_str());
+  for (const auto& w : kl->warnings) std::fprintf(stderr, "hase: warning: %s\n", w.c_str());
   if (all_gpus) return RunAllGpus(f, *catalog, *kl, *load, opt);
   auto m = PredictModel(*kl, **gpu, *load, opt);
   if (!m.ok()) return Fail(m.status());

@@ -172,6 +172,13 @@ int Run(const SimulateFlags& f) {
   if (teams->enabled()) {
     if (Status s = teams->CheckAgainst(*cluster); !s.ok()) return Fail(s.WithContext(f.cluster));
     if (Status s = teams->CheckTasks(*tasks); !s.ok()) return Fail(s.WithContext(f.workload));
+  } else if (auto named = std::find_if(tasks->begin(), tasks->end(), [](const sched::Task& t) { return !t.team.empty(); });
+             named != tasks->end()) {
+    // Allowed (the same workload against the cluster without teams, as docs/teams.md compares),
+    // but never silent.
+    std::fprintf(stderr, "hase: warning: %s: task %s names team '%s', but the cluster file has no teams: the "
+                         "team keys are ignored (docs/teams.md)\n",
+                 f.workload.c_str(), named->name.c_str(), named->team.c_str());
   }
   auto policies = ParsePolicies(f.policy);
   if (!policies.ok()) return Fail(policies.status());

@@ -101,7 +101,7 @@ TEST(KernelsCli, MissingExternalDataIsOneWarningOnKernelsAndPredict) {
   EXPECT_EQ(k.err, "hase: warning: " + want);
   auto p = RunCommand(HaseBin() + " predict " + path + " --gpu T4");
   EXPECT_EQ(p.exit_code, 0) << p.err;
-  EXPECT_EQ(p.err, "hase predict: warning: " + want);
+  EXPECT_EQ(p.err, "hase: warning: " + want);
   auto zoo = Kernels(Zoo("mobilenet_v2"));
   EXPECT_EQ(zoo.exit_code, 0);
   EXPECT_EQ(zoo.err, "");

@@ -72,6 +72,8 @@ TEST(TeamsCliTest, FloodingTeamCannotKeepTheOthersFromTheirGuaranteedShare) {
                          "/one_queue.yaml --workload " + workload + " --out " + d + "/one");
   ASSERT_EQ(base.exit_code, 0) << base.err;
   EXPECT_EQ(base.out.find("teams ("), std::string::npos);
+  EXPECT_NE(base.err.find("names team 'batch', but the cluster file has no teams: the team keys are ignored"),
+            std::string::npos) << base.err;
   const std::string one_csv = Slurp(d + "/one/tasks_hase.csv");
   // Measured (default objective, balanced): vision waits up to 97.2 s, nlp up to 64.4 s behind
   // the flood (234.6 s and 255.8 s under --objective makespan, which runs the long flood first).
