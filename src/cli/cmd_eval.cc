@@ -179,7 +179,7 @@ Command AddEvalCommand(CLI::App& parent) {
                     "none | random | by-shape | leave-gpu-out | leave-source-out "
                     "(default: none with --model, else random)");
   c.app->add_option("--seed", args->seed, "split seed (default 42)")->check(NonNegativeInteger());
-  c.app->add_option("--rounds", args->rounds, "override boosting rounds when retraining");
+  c.app->add_option("--rounds", args->rounds, "override boosting rounds when retraining")->check(CLI::Range(1, 100000));
   c.app->add_option("--threads", args->threads, "XGBoost threads (default 2)");
   c.app->add_option("--max-rows-per-group", args->max_rows_per_group,
                     "override the training row cap per (source, GPU, family) when retraining");

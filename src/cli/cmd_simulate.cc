@@ -198,15 +198,17 @@ int Run(const SimulateFlags& f) {
   if (!(f.long_task_s >= 0) || !std::isfinite(f.long_task_s)) {
     return Fail(Status::InvalidArgument("must be a finite number >= 0", "--long-task-s"));
   }
-  if (!(f.error_sigma >= 0) || !std::isfinite(f.error_sigma)) {
-    return Fail(Status::InvalidArgument("must be a finite number >= 0", "--error-sigma"));
+  if (!(f.error_sigma >= 0) || !(f.error_sigma <= 3)) {  // lognormal sigma 3: a 20x spread at 1 sd
+    return Fail(Status::InvalidArgument("must be a number in [0, 3] (lognormal sigma of the runtime error)",
+                                        "--error-sigma", "e.g. 0.15, about 12 % mean absolute error (docs/scheduler.md)"));
   }
   if (f.plan_rows < 0) return Fail(Status::InvalidArgument("must be >= 0", "--plan-rows"));
   if (!(f.short_wait_share >= 0) || !std::isfinite(f.short_wait_share)) {
     return Fail(Status::InvalidArgument("must be a finite number >= 0", "--short-wait-share"));
   }
-  if (f.max_tasks_per_gpu < 0) {
-    return Fail(Status::InvalidArgument("must be >= 0", "--max-tasks-per-gpu"));
+  if (f.max_tasks_per_gpu < 0 || f.max_tasks_per_gpu > sched::kMaxTasksPerGpu) {
+    return Fail(Status::InvalidArgument(fmt::format("must be in 0..{}", sched::kMaxTasksPerGpu), "--max-tasks-per-gpu",
+                                        "0 keeps the cluster file's limits"));
   }
   if (f.max_tasks_per_gpu > 0) {  // what the cluster file would say with max_tasks: N everywhere
     for (sched::Gpu& g : cluster->gpus) g.max_tasks = f.max_tasks_per_gpu;

@@ -54,7 +54,8 @@ Command AddTrainCommand(CLI::App& parent) {
       ->required();
   c.app->add_option("--out", args->out, "model file to write (.json or .json.gz)")->required();
   c.app->add_option("--seed", args->options.seed, "XGBoost seed (default 42)")->check(NonNegativeInteger());
-  c.app->add_option("--rounds", args->options.rounds, "boosting rounds per family (default 250)");
+  c.app->add_option("--rounds", args->options.rounds, "boosting rounds per family (default 250)")
+      ->check(CLI::Range(1, 100000));
   c.app->add_option("--max-depth", args->options.max_depth, "tree depth (default 8)");
   c.app->add_option("--eta", args->options.eta, "learning rate (default 0.1)");
   c.app->add_option("--threads", args->options.nthread, "XGBoost threads (default 2)");
