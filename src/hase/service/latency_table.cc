@@ -13,6 +13,7 @@ Result<std::shared_ptr<const sched::LatencyOracle>> LoadLatencyTable(
   auto table = std::make_shared<sched::TableOracle>();
   std::string line;
   int line_no = 0;
+  bool profiles = false;  // rows in profiles.csv's 8 columns
   while (std::getline(f, line)) {
     ++line_no;
     const std::string where = path + ":" + std::to_string(line_no);
@@ -24,6 +25,19 @@ Result<std::shared_ptr<const sched::LatencyOracle>> LoadLatencyTable(
     while (std::getline(ss, c, ',')) {
       size_t s = c.find_first_not_of(" \t\r"), e = c.find_last_not_of(" \t\r");
       cols.push_back(s == std::string::npos ? "" : c.substr(s, e - s + 1));
+    }
+    // A header row: this file's own, or `hase simulate`'s profiles.csv (the oracle's table of a
+    // run: model,batch_size,input_size,gpu_type,latency_ms,demand,memory_mib,runtime).
+    if (!cols.empty() && cols[0] == "model") {
+      profiles = cols.size() == 8 && cols[1] == "batch_size" && cols[4] == "latency_ms";
+      if (!profiles && cols.size() != 5) {
+        return Status::Parse("a header must be model,gpu_type,per_batch_ms,demand,memory_mib or hase simulate's "
+                             "profiles.csv header", where);
+      }
+      continue;
+    }
+    if (profiles && cols.size() == 8) {  // one shape per row: the model|batch|input key
+      cols = {cols[0] + "|" + cols[1] + "|" + cols[2], cols[3], cols[4], cols[5], cols[6]};
     }
     if (cols.size() != 5) {
       return Status::Parse("expected 5 columns (model,gpu_type,per_batch_ms,demand,memory_mib), got " +

@@ -5,6 +5,9 @@
 //   resnet50,A100-SXM4-40GB,10.5,0.8,2000
 //   resnet50|8|224,T4,41,0.9,2400                          (model|batch|input: one shape only)
 //
+// A header row is allowed: this one (`model,gpu_type,...`) or that of `hase simulate`'s
+// profiles.csv (model,batch_size,input_size,gpu_type,latency_ms,demand,memory_mib,runtime),
+// whose rows are then read as model|batch_size|input_size keys.
 // gpu_type is resolved by `resolve` (the hw catalog's name resolution) so "a100" or "Tesla T4"
 // work; per_batch_ms > 0, demand in (0, 1], memory_mib >= 0.
 #pragma once
