@@ -103,7 +103,13 @@ KernelFamily FamilyOf(const graph::Node& n) {
   return KernelFamily::kOther;
 }
 
-bool HasCostFormula(const graph::Node& n) { return FamilyOf(n) != KernelFamily::kOther; }
+namespace {
+bool IsRecurrent(const graph::Node& n) {
+  return n.domain.empty() && (n.op_type == "LSTM" || n.op_type == "GRU" || n.op_type == "RNN");
+}
+}  // namespace
+
+bool HasCostFormula(const graph::Node& n) { return FamilyOf(n) != KernelFamily::kOther || IsRecurrent(n); }
 
 Kernel CostKernel(const graph::Graph& g, const graph::Node& n, int index,
                   const std::unordered_set<std::string>& constants) {
@@ -199,6 +205,25 @@ Kernel CostKernel(const graph::Graph& g, const graph::Node& n, int index,
       k.macs = y_elems * static_cast<double>(x->shape.back());
     }
     k.flops = 2 * k.macs + y_elems * fused_cost;
+  } else if (IsRecurrent(n)) {
+    // ONNX LSTM / GRU / RNN (operator spec equations). Each time step, batch row and direction
+    // runs the input and the recurrent GEMM: MACs = seq × batch × (elements(W) + elements(R)),
+    // W [dirs, gates·H, I], R [dirs, gates·H, H]. Per hidden unit and step, the gate biases
+    // (2 per gate), activations and cell update at ElementwiseCost's rates (Sigmoid 4, Tanh 4):
+    // LSTM 8 + 16 + 8 = 32, GRU 6 + 12 + 4 = 22, RNN 2 + 4 = 6 FLOP. Family kOther: roofline.
+    const graph::Value* w = input_value(1);
+    const graph::Value* r = input_value(2);
+    if (x && x->shape_known() && x->shape.size() == 3 && w && w->shape_known() && w->shape.size() == 3 && r &&
+        r->shape_known() && r->shape.size() == 3) {
+      const bool batch_first = n.IntAttr("layout", 0) == 1;
+      const double seq = static_cast<double>(x->shape[batch_first ? 1 : 0]);
+      const double batch = static_cast<double>(x->shape[batch_first ? 0 : 1]);
+      k.macs = seq * batch * (Elements(w) + Elements(r));
+      const double per_unit = op == "LSTM" ? 32 : op == "GRU" ? 22 : 6;
+      k.flops = 2 * k.macs + seq * batch * static_cast<double>(r->shape[0] * r->shape[2]) * per_unit;
+    } else {
+      k.flops = y_elems;
+    }
   } else if (op == "Einsum") {
     // Output elements × the extent of the summed letters (graph/shape_values.h).
     std::vector<const std::vector<int64_t>*> in;
