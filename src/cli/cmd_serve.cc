@@ -5,6 +5,7 @@
 // the pods kube-scheduler sends the extender: service/kube_backend.h).
 // Library: src/hase/service/ (daemon.h, api_server.h, extender.h); docs/service.md.
 #include <algorithm>
+#include <arpa/inet.h>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -124,6 +125,14 @@ int Run(const ServeFlags& f) {
   if (port < 0 || port > 65535) {
     return Fail(Status::InvalidArgument("--listen '" + f.listen + "': port must be 0 to 65535", "--listen",
                                         "e.g. 127.0.0.1:8080 (port 0: any free port)"));
+  }
+  {  // a dotted-quad that is not an IPv4 address (999.1.1.1) is a typo, not a host name
+    const bool dotted = !host.empty() && host.find_first_not_of("0123456789.") == std::string::npos;
+    in_addr v4{};
+    if (host.empty() || (dotted && ::inet_pton(AF_INET, host.c_str(), &v4) != 1)) {
+      return Fail(Status::InvalidArgument("--listen '" + f.listen + "': '" + host + "' is not an IPv4 address",
+                                          "--listen", "e.g. 127.0.0.1:8080, or a host name"));
+    }
   }
   service::ApiServerOptions ao;
   if (!f.token_file.empty()) {

@@ -22,6 +22,8 @@
 #include "hase/sched/cluster_file.h"
 #include "hase/service/api_server.h"
 #include "hase/service/daemon.h"
+#include "hase/service/instance_lock.h"
+#include "hase/telemetry/gpu_load_table.h"
 #include "hase/predict/runtime_profile.h"
 #include "hase/sim/predictor_oracle.h"
 
@@ -199,6 +201,14 @@ int RunSimulateFromState(const SimulateFromFlags& f) {
   if (!std::filesystem::is_regular_file(db)) {
     return Fail(Status::NotFound("no journal " + db.string(), "--from-state",
                                  "give the --state directory of a stopped `hase serve`; for a running one use --from URL"));
+  }
+  if (const auto holder = service::InstanceLock::ReadHolder(f.state_dir);
+      holder && !holder->released && holder->expires_s > telemetry::WallClockSeconds()) {
+    // Read-only and safe (a copy of the journal), but the running daemon's own plan is better.
+    std::fprintf(stderr,
+                 "hase: warning: --from-state %s: a hase serve holds it (%s); this plans from a copy of its journal "
+                 "as of now; for the daemon's live state use --from http://%s\n",
+                 f.state_dir.c_str(), holder->Describe(telemetry::WallClockSeconds()).c_str(), holder->listen.c_str());
   }
   if (f.cluster.empty()) {
     return Fail(Status::InvalidArgument("--from-state needs the daemon's cluster file", "--config",

@@ -271,6 +271,9 @@ TEST_F(ServeE2E, SecondDaemonOnAHeldPortIsRefused) {
     EXPECT_EQ(r.exit_code, 2) << bad << r.err;
     EXPECT_NE(r.err.find("port must be 0 to 65535"), std::string::npos) << r.err;
   }
+  r = hase::testing::RunCommand("timeout 20 " + base + " --listen 999.1.1.1:80");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("'999.1.1.1' is not an IPv4 address"), std::string::npos) << r.err;
   EXPECT_TRUE(List(s.port).is_array());
   Kill9(s);
 }
