@@ -229,4 +229,17 @@ TEST(KernelsCli, EinsumIsCostedAsAContraction) {
 }
 
 }  // namespace
+// --input-shape other than the model's own with a Reshape that pins the grid (YOLOv8n's Detect
+// head at 640 px): the refusal does not suggest a batch that only matches the element count, and
+// a batch that does match warns that the images mix.
+TEST(KernelsCli, ForeignInputShapeWithAPinnedReshapeSaysSo) {
+  auto r = RunCommand(HaseBin() + " kernels " + Zoo("yolov8n") + " --input-shape 3x320x320");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("fix the sizes of its own input shape"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("pass a --batch"), std::string::npos) << r.err;
+  r = RunCommand(HaseBin() + " kernels " + Zoo("yolov8n") + " --input-shape 3x320x320 --batch 4 --format csv");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("mixes the images of the batch"), std::string::npos) << r.err;
+}
+
 }  // namespace hase

@@ -23,10 +23,15 @@ TensorInfo GraphTensor(const graph::Graph& g, const std::string& name) {
 }
 
 // InvalidArgument for a --batch the model's Reshapes do not allow, with the sizes that fit.
-Status BatchError(const graph::BatchValidity& v, int64_t batch, const std::string& path) {
+Status BatchError(const graph::BatchValidity& v, int64_t batch, const std::string& path, bool input_shape_given) {
   std::string hint = "the model pins its batch; re-export it with a dynamic reshape "
                      "(e.g. x.flatten(1) instead of x.reshape(1, -1))";
-  if (v.only && *v.only > 0) {
+  if (input_shape_given) {
+    // At another input size a batch that "fits" only has the element count: a Reshape written
+    // for the model's own grid (YOLO's [1, 4, 8400] at 640 px) would mix the images of the batch.
+    hint = "the model's Reshapes fix the sizes of its own input shape: use that (drop --input-shape), or "
+           "re-export the model with dynamic spatial dims for this input size";
+  } else if (v.only && *v.only > 0) {
     hint = "pass --batch " + std::to_string(*v.only) + "; " + hint;
   } else if (!v.only) {
     hint = "pass a --batch that is a multiple of " + std::to_string(v.multiple_of) + "; " + hint;
@@ -63,7 +68,7 @@ Result<KernelList> BuildKernelList(const std::string& onnx_path, const KernelLis
       other.batch = b;
       if (auto ok = graph::LoadOnnxGraph(onnx_path, other); ok.ok()) {
         const graph::BatchValidity v = graph::ComputeBatchValidity(ok->graph, b);
-        if (!v.Allows(options.batch)) return BatchError(v, options.batch, onnx_path);
+        if (!v.Allows(options.batch)) return BatchError(v, options.batch, onnx_path, !options.input_shape.empty());
         break;
       }
     }
@@ -82,7 +87,7 @@ Result<KernelList> BuildKernelList(const std::string& onnx_path, const KernelLis
   }
   graph::Graph& g = loaded.graph;
   const graph::BatchValidity validity = graph::ComputeBatchValidity(g, options.batch);
-  if (!validity.Allows(options.batch)) return BatchError(validity, options.batch, onnx_path);
+  if (!validity.Allows(options.batch)) return BatchError(validity, options.batch, onnx_path, !options.input_shape.empty());
   kernels::ApplyFusionRules(g, rules);
 
   KernelList out;
@@ -94,6 +99,13 @@ Result<KernelList> BuildKernelList(const std::string& onnx_path, const KernelLis
   out.ort_release = kernels::FusionProfileOrtRelease(options.profile);
   if (!validity.reason.empty()) {
     out.warnings.push_back("the model is " + validity.Describe() + ": " + validity.reason);
+    if (!options.input_shape.empty() && (validity.only || validity.multiple_of > 1)) {
+      // YOLO's [1, 4, 8400] at 3x320x320 and batch 4: the element count fits, the grid does not.
+      out.warnings.push_back("with --input-shape other than the model's own, a Reshape that fixes sizes was "
+                             "written for the model's own input: at batch " + std::to_string(options.batch) +
+                             " it only has the element count, and mixes the images of the batch (ONNX Runtime "
+                             "runs the same kernels; their cost is that of the reshaped tensors)");
+    }
   }
   for (const auto& in : g.inputs()) out.graph_inputs.push_back(GraphTensor(g, in));
   for (const auto& o : g.outputs()) out.graph_outputs.push_back(GraphTensor(g, o));
