@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "graph/test_models.h"
 #include "testing.h"
 
 namespace hase {
@@ -137,6 +138,35 @@ TEST(SimulateCliTest, LateArrivalIsSimulatedNotHung) {
     EXPECT_GT(p["makespan_s"].get<double>(), 1e8) << p.dump();
     EXPECT_LT(p["makespan_s"].get<double>(), 1e8 + 10) << p.dump();
   }
+}
+
+// A model whose input is not an image ([N, 64] features): the workload's input_shape prices it
+// (simulate assumed 3x224x224 and ended with makespan 0 after a rank error).
+TEST(SimulateCliTest, WorkloadInputShapePricesNonImageModels) {
+  const std::string d = TempDir("mlp");
+  hase::testing::ModelBuilder b(13);
+  b.Input("x", {"N", "64"});
+  b.Weight("w1", {64, 256});
+  b.Weight("w2", {256, 10});
+  b.Node("MatMul", {"x", "w1"}, {"h"});
+  b.Node("Relu", {"h"}, {"r"});
+  b.Node("MatMul", {"r", "w2"}, {"y"});
+  b.Output("y");
+  const std::string model = b.Write("mlp64.onnx");
+  {
+    std::ofstream(d + "/w.yaml") << "tasks:\n  - {name: m, model: " << model
+                                 << ", batch_size: 32, num_batches: 1000, input_shape: \"64\"}\n";
+    std::ofstream(d + "/bad.yaml") << "tasks:\n  - {name: m, model: " << model
+                                   << ", batch_size: 32, input_shape: \"64x\"}\n";
+  }
+  auto r = RunCommand(HaseBin() + " simulate --policy hase --no-gantt --workload " + d + "/w.yaml --out " + d + "/out");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("rank"), std::string::npos) << r.err;
+  const nlohmann::json report = nlohmann::json::parse(Slurp(d + "/out/report.json"));
+  EXPECT_GT(report["policies"][0]["makespan_s"].get<double>(), 0) << report.dump();
+  auto bad = RunCommand(HaseBin() + " simulate --workload " + d + "/bad.yaml");
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("input_shape \"64x\" is not dims joined by 'x'"), std::string::npos) << bad.err;
 }
 
 // Issue #11: a workload task may name its runtime (the oracle prices it apart), and an

@@ -1,5 +1,6 @@
 #include "hase/sched/task.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include <fmt/format.h>
@@ -32,6 +33,28 @@ std::string InputShapeText(const std::vector<int64_t>& dims) {
   std::string s;
   for (size_t i = 0; i < dims.size(); ++i) s += (i ? "x" : "") + std::to_string(dims[i]);
   return s;
+}
+
+Result<std::vector<int64_t>> ParseInputShapeText(const std::string& text) {
+  std::vector<int64_t> dims;
+  size_t at = 0;
+  while (at <= text.size()) {
+    const size_t x = text.find('x', at);
+    const std::string part = text.substr(at, x == std::string::npos ? std::string::npos : x - at);
+    if (part.empty() || part.size() > 6 ||
+        !std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      return Status::InvalidArgument("\"" + text + "\" is not dims joined by 'x', such as \"3x640x640\"");
+    }
+    const int64_t d = std::stoll(part);
+    if (d < 1 || d > (1 << 16)) return Status::InvalidArgument("dims must be 1-65536, not " + part);
+    dims.push_back(d);
+    if (x == std::string::npos) break;
+    at = x + 1;
+  }
+  if (dims.size() > 4) {
+    return Status::InvalidArgument("has " + std::to_string(dims.size()) + " dims; give the 1-4 after the batch");
+  }
+  return dims;
 }
 
 std::string ProfileKey(const Task& task) {

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "hase/base/status.h"
+
 namespace hase::sched {
 
 struct Task {
@@ -48,5 +50,8 @@ std::vector<int64_t> InputDims(const Task& task);
 
 // "3x640x640" for {3, 640, 640}; "" for none.
 std::string InputShapeText(const std::vector<int64_t>& dims);
+// The inverse, as `hase kernels --input-shape`, REST's and the workload files' input_shape: 1-4
+// dims after the batch joined by 'x', each 1-65536. InvalidArgument (message only) otherwise.
+Result<std::vector<int64_t>> ParseInputShapeText(const std::string& text);
 
 }  // namespace hase::sched

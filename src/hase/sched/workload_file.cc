@@ -15,13 +15,13 @@ namespace hase::sched {
 namespace {
 
 // The task fields, as YAML keys and CSV columns.
-constexpr const char* kColumns[] = {"name",    "model",     "batch_size", "input_size", "num_batches",
-                                    "samples", "arrival_s", "priority",   "memory_mib",
+constexpr const char* kColumns[] = {"name",    "model",     "batch_size", "input_size", "input_shape",
+                                    "num_batches", "samples", "arrival_s", "priority",   "memory_mib",
                                     "runtime", "team"};
 
 // Fields of one task before checks. Absent optional → default.
 struct RawTask {
-  std::optional<std::string> name, model, runtime, team;
+  std::optional<std::string> name, model, runtime, team, input_shape;
   std::optional<int64_t> batch_size, input_size, num_batches, samples;
   std::optional<double> arrival_s, memory_mib;
   std::optional<int> priority;
@@ -45,6 +45,18 @@ Result<Task> Finish(const RawTask& r, size_t index, const std::string& at) {
   t.input_size = r.input_size.value_or(DefaultInputSize(t.model));
   HASE_RETURN_IF_ERROR(CheckTaskField("batch_size", static_cast<double>(t.batch_size), at));
   HASE_RETURN_IF_ERROR(CheckTaskField("input_size", static_cast<double>(t.input_size), at));
+  if (r.input_shape) {  // any input: "128" (tokens), "12x64", "3x640x640"; wins over input_size
+    Result<std::vector<int64_t>> dims = ParseInputShapeText(*r.input_shape);
+    if (!dims.ok()) {
+      return Status::InvalidArgument("input_shape " + dims.status().message(), at,
+                                     "the dims after the batch, as hase kernels --input-shape");
+    }
+    if (r.input_size && (dims->size() < 2 || dims->back() != *r.input_size || (*dims)[dims->size() - 2] != *r.input_size)) {
+      return Status::InvalidArgument(fmt::format("input_size is {} but input_shape is {}; give one of them",
+                                                 *r.input_size, *r.input_shape), at);
+    }
+    t.input_shape = *dims;
+  }
   if (r.num_batches && r.samples) {
     return Status::InvalidArgument("give num_batches or samples, not both", at);
   }
@@ -121,6 +133,7 @@ Result<std::vector<Task>> ParseWorkloadYaml(std::string_view text, const std::st
     HASE_ASSIGN_OR_RETURN(r.model, yaml::Field<std::string>(e, "model", where));
     HASE_ASSIGN_OR_RETURN(r.batch_size, yaml::Field<int64_t>(e, "batch_size", where));
     HASE_ASSIGN_OR_RETURN(r.input_size, yaml::Field<int64_t>(e, "input_size", where));
+    HASE_ASSIGN_OR_RETURN(r.input_shape, yaml::Field<std::string>(e, "input_shape", where));
     HASE_ASSIGN_OR_RETURN(r.num_batches, yaml::Field<int64_t>(e, "num_batches", where));
     HASE_ASSIGN_OR_RETURN(r.samples, yaml::Field<int64_t>(e, "samples", where));
     HASE_ASSIGN_OR_RETURN(r.arrival_s, yaml::Field<double>(e, "arrival_s", where));
@@ -184,6 +197,8 @@ Result<std::vector<Task>> ParseWorkloadCsv(std::string_view text, const std::str
         HASE_ASSIGN_OR_RETURN(r.batch_size, Parse<int64_t>(v, "batch_size", at));
       } else if (h == "input_size") {
         HASE_ASSIGN_OR_RETURN(r.input_size, Parse<int64_t>(v, "input_size", at));
+      } else if (h == "input_shape") {
+        if (!v.empty()) r.input_shape = v;
       } else if (h == "num_batches") {
         HASE_ASSIGN_OR_RETURN(r.num_batches, Parse<int64_t>(v, "num_batches", at));
       } else if (h == "samples") {

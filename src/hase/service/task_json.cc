@@ -96,23 +96,8 @@ Result<std::vector<int64_t>> GetInputShape(const json& j) {
     return Bad("input_shape", "must be a string such as \"3x640x640\" (channels x height x width), not " +
                                   DescribeJsonValue(v));
   }
-  const std::string text = v.get<std::string>();
-  std::vector<int64_t> dims;
-  size_t at = 0;
-  while (at <= text.size()) {
-    const size_t x = text.find('x', at);
-    const std::string part = text.substr(at, x == std::string::npos ? std::string::npos : x - at);
-    if (part.empty() || part.size() > 6 ||
-        !std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-      return Bad("input_shape", "\"" + text + "\" is not dims joined by 'x', such as \"3x640x640\"");
-    }
-    const int64_t d = std::stoll(part);
-    if (d < 1 || d > (1 << 16)) return Bad("input_shape", "dims must be 1-65536, not " + part);
-    dims.push_back(d);
-    if (x == std::string::npos) break;
-    at = x + 1;
-  }
-  if (dims.size() > 4) return Bad("input_shape", "has " + std::to_string(dims.size()) + " dims; give the 1-4 after the batch");
+  Result<std::vector<int64_t>> dims = sched::ParseInputShapeText(v.get<std::string>());
+  if (!dims.ok()) return Bad("input_shape", dims.status().message());
   return dims;
 }
 
