@@ -22,10 +22,12 @@
 namespace hase::service {
 namespace {
 
-// A queued task its team's quota holds back (docs/teams.md): `why` names the quota, not the
-// plan's GPU (the plan knows nothing of quotas).
+// A queued task its team's quota held back in the last pass (docs/teams.md). The plan made
+// after that pass says so too, with the predicted start (why.kind "quota"); until that plan is
+// published (why.kind "pending") or where it disagrees, the pass's hold is what `why` says.
 void AttachQuotaHold(nlohmann::json& task, const std::optional<sched::QuotaHold>& hold) {
   if (!hold) return;
+  if (task.contains("why") && task["why"].is_object() && task["why"].value("kind", "") == "quota") return;
   task["why"] = nlohmann::json{{"kind", "quota"},         {"team", hold->team},
                      {"used_gpus", hold->used_gpus}, {"guaranteed_gpus", hold->guaranteed_gpus},
                      {"max_gpus", hold->max_gpus}, {"text", hold->Text()}};

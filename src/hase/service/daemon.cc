@@ -17,6 +17,8 @@
 
 #include "hase/sched/basic_plugins.h"
 #include "hase/sched/quota.h"
+#include "hase/sched/team_queue.h"
+#include "hase/sched/team_reclaim.h"
 #include "hase/sched/registry.h"
 #include "hase/sched/timeline.h"
 #include "hase/service/daemon_internal.h"
@@ -371,42 +373,50 @@ void Daemon::PassLocked(double now) {
   std::map<int64_t, TaskRecord> before;  // as journalled, for RevertLocked
   const int max_offers = std::max(1, options_.max_cycles_per_pass);
   int offered = 0;
-  // Teams (docs/teams.md): a team at its max_gpus is not offered; its tasks wait with the
-  // quota's reason. Counted from what is bound or running now, updated by this pass's binds.
+  // Teams (docs/teams.md): the pass offers tasks in the order of sched::TeamQueue, as
+  // `hase simulate` and the live plan do: a team below its guarantee first, then the higher
+  // head priority, then the higher fair-share factor, each team's tasks in queue order; a team
+  // at its max_gpus is not offered (its tasks wait with the quota's reason), and borrowers'
+  // reservations yield to a reclaiming team (sched/team_reclaim.h). The ledger counts what is
+  // bound or running now and this pass's binds. Without teams the first max_offers queued
+  // tasks are offered in queue order.
   std::optional<sched::QuotaLedger> quota;
+  std::optional<sched::TeamQueue> team_order;
   quota_held_.clear();
+  std::vector<QueueKey> order;
   if (options_.teams.enabled()) {
     quota.emplace(options_.teams);
     for (const auto& [tid, tr] : tasks_) {
       if (tr.state == TaskState::kBound || tr.state == TaskState::kRunning) quota->Hold(options_.teams.Find(tr.spec.team));
     }
-  }
-  // The order this pass offers tasks in: the queue's; with teams, the tasks of teams below
-  // their guarantee first (they reclaim their quota on what frees up; docs/teams.md), each
-  // group in queue order. Without teams only the first max_offers are copied.
-  std::vector<QueueKey> order;
-  if (quota) {
     order.assign(queue_.begin(), queue_.end());
-    std::stable_partition(order.begin(), order.end(), [&](const QueueKey& k) {
-      return quota->BelowGuarantee(options_.teams.Find(tasks_.at(std::get<3>(k)).spec.team));
+    std::vector<sched::TeamQueue::Item> items;
+    std::vector<int> waiting_teams;
+    items.reserve(order.size());
+    for (const QueueKey& k : order) {
+      const TaskRecord& tr = tasks_.at(std::get<3>(k));
+      items.push_back({options_.teams.Find(tr.spec.team), tr.spec.priority});
+      waiting_teams.push_back(items.back().team);
+    }
+    sched::YieldReservationsToReclaim(state_, *policy_, *quota, waiting_teams, [this](int id) {
+      auto it = tasks_.find(id);
+      return it == tasks_.end() || it->second.state != TaskState::kQueued ? -2 : options_.teams.Find(it->second.spec.team);
     });
+    std::vector<double> factors;
+    for (const TeamUsageView& u : UsageLocked(now)) factors.push_back(u.fair_share);
+    team_order.emplace(*quota, std::move(factors), items);
   } else {
     for (auto q = queue_.begin(); q != queue_.end() && static_cast<int>(order.size()) < max_offers; ++q) order.push_back(*q);
   }
-  for (size_t k = 0; k < order.size() && offered < max_offers; ++k, ++offered) {
+  size_t in_order = 0;
+  auto next = [&]() -> int {
+    if (team_order) return team_order->Next();
+    return in_order < order.size() ? static_cast<int>(in_order++) : -1;
+  };
+  for (int k; offered < max_offers && (k = next()) >= 0; ++offered) {
     const int64_t id = std::get<3>(order[k]);
     TaskRecord& r = tasks_.at(id);
     const sched::Task t = r.ToSchedTask();
-    if (quota) {
-      if (std::optional<sched::QuotaHold> hold = quota->Check(options_.teams.Find(r.spec.team))) {
-        const std::string why = hold->Text();
-        if (r.reason != why) options_.logger->debug("wait task={} model={} reason=\"{}\"", id, r.spec.model, why);
-        r.reason = why;
-        quota_held_[id] = *hold;
-        --offered;  // a quota check, not a policy cycle: held tasks do not use up the pass
-        continue;
-      }
-    }
     sched::CycleState cycle;
     const auto t0 = std::chrono::steady_clock::now();
     Result<sched::Decision> d = policy_->Schedule(t, state_, cycle);
@@ -480,6 +490,19 @@ void Daemon::PassLocked(double now) {
         changed.push_back(id);
         queue_.erase(order[k]);
         break;
+    }
+  }
+  // Tasks of a team at its maximum were not offered: they wait with the quota's reason.
+  if (quota) {
+    for (const QueueKey& k : order) {
+      if (!queue_.count(k)) continue;
+      TaskRecord& r = tasks_.at(std::get<3>(k));
+      std::optional<sched::QuotaHold> hold = quota->Check(options_.teams.Find(r.spec.team));
+      if (!hold) continue;
+      const std::string why = hold->Text();
+      if (r.reason != why) options_.logger->debug("wait task={} model={} reason=\"{}\"", r.id, r.spec.model, why);
+      r.reason = why;
+      quota_held_[r.id] = *hold;
     }
   }
   // More queued tasks than one pass offers: continue soon (after letting others in).

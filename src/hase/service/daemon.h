@@ -97,6 +97,7 @@
 #include "hase/sched/latency_oracle.h"
 #include "hase/sched/objective.h"
 #include "hase/sched/policy.h"
+#include "hase/sched/fair_share.h"
 #include "hase/sched/quota.h"
 #include "hase/sched/team_config.h"
 #include "hase/service/backend.h"
@@ -494,6 +495,14 @@ class Daemon {
   Status ResolveTeam(TaskSpec& spec) const;
   std::vector<TeamUsageView> UsageLocked(double now) const;         // requires mu_
   std::string TeamSeriesLocked(double now) const;                   // requires mu_: /metrics
+  // Teams (daemon_teams.cc), requires mu_: the fair-share reference type; a task's equivalent
+  // speed on a type (cached in eq_speed_); every journalled run charged into `ended` (ended
+  // runs) or `open` (running tasks, by id), times in wall s minus offset_s; the plan's team input.
+  sched::GpuType ReferenceTypeLocked() const;
+  double EquivalentSpeedLocked(const sched::Task& t, int type) const;
+  void TeamUsageLocked(sched::FairShare& ended, std::map<int64_t, sched::FairShare::Open>& open,
+                       double offset_s) const;
+  void TeamPlanInputLocked(LivePlanInput& in) const;
   bool FitsSomeCatalogGpuLocked(const sched::CycleState& cycle, const sched::Task& t) const;  // requires mu_
   // daemon_plan.cc: hands a copy of the state to planner_ (planned on its thread) when the
   // state changed since the last plan or it is plan_refresh_s old. `wait`: until it is planned
@@ -534,6 +543,7 @@ class Daemon {
   std::unique_ptr<sched::Policy> policy_;           // guarded by mu_
   std::map<int64_t, TaskRecord> tasks_;             // guarded by mu_, every task
   std::map<int64_t, sched::QuotaHold> quota_held_;  // guarded by mu_: held in the last pass
+  mutable std::map<std::string, double> eq_speed_;  // guarded by mu_: EquivalentSpeedLocked's cache
   int64_t quarantined_ = 0;                          // guarded by mu_: journal rows quarantined
   std::string first_quarantine_;                     // guarded by mu_: the first one, for /healthz
   std::set<int64_t> unsynced_;                       // guarded by mu_: changed, not yet journalled

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "hase/base/check.h"
+#include "hase/sched/team_reclaim.h"
 #include "hase/sched/wait_memo.h"
 #include "hase/sim/team_run.h"
 
@@ -471,6 +472,15 @@ Status Sim::BatchPass() {
 Status Sim::TeamPass() {
   policy_.BeginPass(state_);
   const std::vector<int> waiting(queue_.begin(), queue_.end());
+  // A team below its guarantee gets the next free GPU, not a borrower's reservation
+  // (sched/team_reclaim.h).
+  std::vector<int> waiting_teams;
+  waiting_teams.reserve(waiting.size());
+  for (int id : waiting) waiting_teams.push_back(teams_->TeamOf(id));
+  const auto released = sched::YieldReservationsToReclaim(
+      state_, policy_, teams_->ledger(), waiting_teams,
+      [this](int id) { return id >= 0 && id < static_cast<int>(tasks_.size()) ? teams_->TeamOf(id) : -2; });
+  for (const auto& [task, gpu] : released) MarkChanged(gpu);
   teams_->BeginPass(waiting, tasks_, state_.now_ms);
   int scanned = 0;
   for (int task; scanned < policy_.options().max_queue_scan && (task = teams_->Next()) >= 0; ++scanned) {
