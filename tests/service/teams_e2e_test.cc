@@ -202,7 +202,7 @@ TEST_F(TeamsE2E, GpusThatFreeUpGoToTeamsBelowTheirGuaranteeFirst) {
                                            "      - {type: A100-SXM4-40GB, count: 3}\n"
                                            "teams:\n  - {name: flood, guaranteed_gpus: 1}\n"
                                            "  - {name: vision, guaranteed_gpus: 1}\n  - {name: nlp, guaranteed_gpus: 1}\n";
-  const int port = Start(0, "--policy fastest-gpu");
+  const int port = Start(0);  // policy hase: its reservation yields to the reclaim (team_reclaim.h)
   ASSERT_GT(port, 0);
   auto submit = [&](const std::string& team) {
     auto [code, t] = Call(port, "POST", "/v1/tasks",
@@ -233,6 +233,97 @@ TEST_F(TeamsE2E, GpusThatFreeUpGoToTeamsBelowTheirGuaranteeFirst) {
   usage = Call(port, "GET", "/v1/usage").second;
   for (const char* team : {"flood", "vision", "nlp"}) EXPECT_EQ(TeamOf(usage, team)["gpus_in_use"], 1) << team;
   EXPECT_EQ(TeamOf(usage, "flood")["queued"], 3);
+}
+
+// The live plan knows the quota (issue 27 in `hase serve`): a task its team's max_gpus holds
+// back is planned for when the team's first task ends, not on the idle GPU, and its `why` says
+// so; the pass then starts it when the plan said. Real processes (--executor) of predicted
+// length: 200 batches of 10 ms = 2 s, `sleep 2`.
+TEST_F(TeamsE2E, PlanPredictsWhenAQuotaHeldTaskStartsAndThePassStartsItThen) {
+  std::ofstream(dir_ + "/cluster.yaml") << "name: q\nmax_tasks_per_gpu: 1\nnodes:\n  - name: a\n    gpus:\n"
+                                           "      - {type: A100-SXM4-40GB, count: 3}\n"
+                                           "teams:\n  - {name: flood, guaranteed_gpus: 1, max_gpus: 2}\n"
+                                           "  - {name: vision, guaranteed_gpus: 1}\n";
+  const int port = Start(0, "--executor");
+  ASSERT_GT(port, 0);
+  auto submit = [&](int batches, const std::string& sleep) {
+    auto [code, t] = Call(port, "POST", "/v1/tasks",
+                          json{{"model", "resnet50"}, {"batch_size", 8}, {"num_batches", batches}, {"team", "flood"},
+                               {"command", "sleep " + sleep}});
+    EXPECT_EQ(code, 201) << t.dump();
+    return t["id"].get<int64_t>();
+  };
+  const int64_t f0 = submit(200, "2"), f1 = submit(400, "4"), f2 = submit(100, "1");
+  const json r0 = WaitTask(port, f0, [](const json& t) { return t["state"] == "running"; });
+  ASSERT_EQ(r0["state"], "running") << r0.dump();
+  ASSERT_EQ(WaitTask(port, f1, [](const json& t) { return t["state"] == "running"; })["state"], "running");
+  // f2: a GPU is idle, but flood holds its maximum of 2. The plan starts it when f0 ends.
+  const json held = WaitTask(port, f2, [](const json& t) {
+    return t["why"].is_object() && t["why"]["kind"] == "quota" && t["predicted"]["start_s"].is_number();
+  });
+  ASSERT_EQ(held["why"]["kind"], "quota") << held.dump();
+  EXPECT_EQ(held["why"]["team"], "flood");
+  EXPECT_EQ(held["why"]["used_gpus"], 2);
+  EXPECT_EQ(held["why"]["max_gpus"], 2);
+  EXPECT_NE(held["why"]["text"].get<std::string>().find("team flood is at its maximum of 2 GPUs"), std::string::npos);
+  ASSERT_TRUE(held["predicted"]["start_s"].is_number()) << held.dump();
+  const double predicted = held["predicted"]["start_s"].get<double>();
+  const double f0_started = r0["times"]["started_s"].get<double>();
+  EXPECT_NEAR(predicted, f0_started + 2.0, 0.3) << held.dump();  // f0's predicted end, not now
+  // What the pass does: f2 starts when f0 has ended, within a pass and a process start.
+  const json started = WaitTask(port, f2, [](const json& t) { return t["state"] != "queued"; });
+  ASSERT_TRUE(started["times"]["started_s"].is_number()) << started.dump();
+  const double actual = started["times"]["started_s"].get<double>();
+  EXPECT_NEAR(actual, predicted, 0.75) << "predicted " << predicted << " actual " << actual;
+  const json ended0 = Call(port, "GET", "/v1/tasks/" + std::to_string(f0)).second;
+  EXPECT_GE(actual, ended0["times"]["ended_s"].get<double>() - 1e-3) << ended0.dump();
+  std::printf("quota-held task: predicted start %.3f s after f0 started, actual %.3f s (error %.3f s)\n",
+              predicted - f0_started, actual - f0_started, actual - predicted);
+}
+
+// Fair share orders the live pass between teams at the same guarantee level (both over their
+// guarantee of 0): team a has used the GPU, team b nothing, so b's task, queued after a's,
+// goes first; the plan says so (why.kind team_share) and predicts both starts.
+TEST_F(TeamsE2E, FairShareOrdersThePassAndThePlanSaysWhy) {
+  std::ofstream(dir_ + "/cluster.yaml") << "name: fs\nmax_tasks_per_gpu: 1\nnodes:\n  - name: a\n    gpus:\n"
+                                           "      - {type: A100-SXM4-40GB, count: 1}\n"
+                                           "teams:\n  - {name: a}\n  - {name: b}\n"
+                                           "fair_share: {half_life_s: 3600}\n";
+  const int port = Start(0, "--executor");
+  ASSERT_GT(port, 0);
+  auto submit = [&](const std::string& team, int batches, const std::string& sleep) {
+    auto [code, t] = Call(port, "POST", "/v1/tasks",
+                          json{{"model", "resnet50"}, {"batch_size", 8}, {"num_batches", batches}, {"team", team},
+                               {"command", "sleep " + sleep}});
+    EXPECT_EQ(code, 201) << t.dump();
+    return t["id"].get<int64_t>();
+  };
+  const int64_t a1 = submit("a", 200, "2");
+  const json r1 = WaitTask(port, a1, [](const json& t) { return t["state"] == "running"; });
+  ASSERT_EQ(r1["state"], "running");
+  const int64_t a2 = submit("a", 100, "1");
+  const int64_t b1 = submit("b", 100, "1");
+  const json wa = WaitTask(port, a2, [](const json& t) { return t["why"].is_object() && t["why"]["kind"] == "team_share"; });
+  ASSERT_EQ(wa["why"]["kind"], "team_share") << wa.dump();
+  EXPECT_EQ(wa["why"]["task"], b1);
+  EXPECT_EQ(wa["why"]["team"], "a");
+  EXPECT_EQ(wa["why"]["other_team"], "b");
+  EXPECT_LT(wa["why"]["fair_share"].get<double>(), wa["why"]["other_fair_share"].get<double>()) << wa.dump();
+  EXPECT_NE(wa["why"]["text"].get<std::string>().find("fair-share factor"), std::string::npos) << wa.dump();
+  const json wb = Call(port, "GET", "/v1/tasks/" + std::to_string(b1)).second;
+  const double pb = wb["predicted"]["start_s"].get<double>(), pa = wa["predicted"]["start_s"].get<double>();
+  EXPECT_NEAR(pa - pb, 1.0, 0.05) << wa.dump() << wb.dump();  // a2 after b1's predicted second
+  // The pass does what the plan said: b1 first, then a2.
+  const json sb = WaitTask(port, b1, [](const json& t) { return t["times"]["started_s"].is_number(); });
+  const json sa = WaitTask(port, a2, [](const json& t) { return t["times"]["started_s"].is_number(); });
+  ASSERT_TRUE(sb["times"]["started_s"].is_number() && sa["times"]["started_s"].is_number()) << sb.dump() << sa.dump();
+  const double ab = sb["times"]["started_s"].get<double>(), aa = sa["times"]["started_s"].get<double>();
+  EXPECT_LT(ab, aa);
+  EXPECT_NEAR(ab, pb, 0.75);
+  EXPECT_NEAR(aa, pa, 0.75);
+  std::printf("fair share: b1 predicted %.3f actual %.3f; a2 predicted %.3f actual %.3f (s after a1 started)\n",
+              pb - r1["times"]["started_s"].get<double>(), ab - r1["times"]["started_s"].get<double>(),
+              pa - r1["times"]["started_s"].get<double>(), aa - r1["times"]["started_s"].get<double>());
 }
 
 TEST_F(TeamsE2E, DaemonWithoutTeamsRefusesATeamAndReportsNone) {

@@ -187,24 +187,24 @@ Status Planner::Pass(double t, bool first) {
 Status Planner::TeamPass(double t, bool first) {
   std::vector<std::list<size_t>::iterator> order;
   std::vector<TeamQueue::Item> items;
-  std::vector<int> waiting_teams;
+  std::vector<int> ids;
   order.reserve(waiting_.size());
   items.reserve(waiting_.size());
+  ids.reserve(waiting_.size());
   for (auto it = waiting_.begin(); it != waiting_.end(); ++it) {
     const Task& task = queue_[*it];
     order.push_back(it);
     items.push_back({TeamOf(task.id), task.priority});
-    waiting_teams.push_back(items.back().team);
-  }
-  for (const auto& [id, gpu] :
-       YieldReservationsToReclaim(state_, policy_, *ledger_, waiting_teams, [this](int id) { return TeamOf(id); })) {
-    MarkChanged(gpu);
+    ids.push_back(task.id);
   }
   std::vector<FairShare::Open> open;
   open.reserve(open_.size());
   for (const auto& [id, o] : open_) open.push_back(o);
   std::vector<double> factors;
   for (const TeamUsage& u : fair_->Snapshot(t / 1000.0, open)) factors.push_back(u.factor);
+  for (const auto& [id, gpu] : YieldReservationsToTeamOrder(state_, policy_, *ledger_, factors, items, ids)) {
+    MarkChanged(gpu);
+  }
   TeamQueue tq(*ledger_, std::move(factors), items);
   int scanned = 0;
   for (int i; scanned < policy_.options().max_queue_scan && (i = tq.Next()) >= 0; ++scanned) {

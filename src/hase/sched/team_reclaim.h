@@ -1,34 +1,40 @@
-// Reclaim before reservations: a team below its guarantee gets the next GPU that frees, even
-// where a borrower's EASY reservation (backfill.h) holds it.
+// Reservations follow the team order: the GPU that frees next goes to the team TeamQueue
+// (team_queue.h) offers first, even where a task further back holds an EASY reservation on it
+// (backfill.h).
 //
-// TeamQueue offers a reclaiming team's tasks first, but a reservation made in an earlier pass
-// by a task of a team at or above its guarantee (the queue head of a flood) would still keep
-// the freed GPU for that borrower: the reclaimer, offered first, may only backfill around it.
-// So at the start of a team pass, while a task of a team below its guarantee waits, every
-// reservation held by a task of a team at or above its own guarantee is released; the
-// reclaimer, offered first, may then take the GPU or reserve it itself, and the borrower
-// reserves again later in the pass if the policy still wants to. Kueue: reclaimWithinCohort
-// (a borrower's admission yields to the nominal quota of the lender). Used by `hase simulate`
-// (sim/simulator.cc), the daemon's pass and the live plan (queue_plan.h), so all three agree.
+// TeamQueue offers a team below its guarantee first, then the higher head priority, then the
+// higher fair-share factor; but a reservation made in an earlier pass (by the queue head of a
+// flood, before a reclaiming or less-served team's task arrived) would still keep the freed GPU
+// for its holder: the task offered first could only backfill around it. So at the start of a
+// team pass every reservation whose holder would not be offered first is released: its team is
+// at its maximum, or another team with waiting tasks ranks strictly higher by TeamQueue's key
+// (below guarantee, head priority, fair-share factor). The task offered first may then take
+// the GPU or reserve it itself; the holder reserves again later in the pass if the policy still
+// wants it. Kueue: reclaimWithinCohort (a borrower yields to the lender's nominal quota); Slurm:
+// the backfill scheduler re-plans its reservations in priority order every cycle. Used by
+// `hase simulate` (sim/simulator.cc), the daemon's pass and the live plan (queue_plan.h), so
+// the three agree.
 #pragma once
 
-#include <functional>
 #include <utility>
 #include <vector>
 
 #include "hase/sched/cluster_state.h"
 #include "hase/sched/policy.h"
 #include "hase/sched/quota.h"
+#include "hase/sched/team_queue.h"
 
 namespace hase::sched {
 
-// `waiting_teams`: the TeamConfig index of every waiting task (any order, repeats allowed).
-// `team_of(task_id)`: the team of the task holding a reservation; -2 for a holder that is not a
-// task of the queue (the daemon's phantom reservations on GPUs it cannot use): never released.
+// `waiting_ids[i]` is the task id of `waiting[i]` (the pass's items, as given to TeamQueue);
+// `factors`: fair-share factor per team (as given to TeamQueue). Reservations held by tasks
+// not in `waiting_ids` (the daemon's phantom reservations on GPUs it cannot use) are kept.
 // Returns (task id, GPU) of each reservation released, by task id. Calls Policy::Forget and
 // Policy::OnGpuChanged for each; the driver marks those GPUs changed for its incremental passes.
-std::vector<std::pair<int, int>> YieldReservationsToReclaim(ClusterState& state, Policy& policy, const QuotaLedger& ledger,
-                                            const std::vector<int>& waiting_teams,
-                                            const std::function<int(int task_id)>& team_of);
+std::vector<std::pair<int, int>> YieldReservationsToTeamOrder(ClusterState& state, Policy& policy,
+                                                              const QuotaLedger& ledger,
+                                                              const std::vector<double>& factors,
+                                                              const std::vector<TeamQueue::Item>& waiting,
+                                                              const std::vector<int>& waiting_ids);
 
 }  // namespace hase::sched

@@ -391,19 +391,17 @@ void Daemon::PassLocked(double now) {
     }
     order.assign(queue_.begin(), queue_.end());
     std::vector<sched::TeamQueue::Item> items;
-    std::vector<int> waiting_teams;
+    std::vector<int> ids;
     items.reserve(order.size());
+    ids.reserve(order.size());
     for (const QueueKey& k : order) {
       const TaskRecord& tr = tasks_.at(std::get<3>(k));
       items.push_back({options_.teams.Find(tr.spec.team), tr.spec.priority});
-      waiting_teams.push_back(items.back().team);
+      ids.push_back(static_cast<int>(tr.id));
     }
-    sched::YieldReservationsToReclaim(state_, *policy_, *quota, waiting_teams, [this](int id) {
-      auto it = tasks_.find(id);
-      return it == tasks_.end() || it->second.state != TaskState::kQueued ? -2 : options_.teams.Find(it->second.spec.team);
-    });
     std::vector<double> factors;
     for (const TeamUsageView& u : UsageLocked(now)) factors.push_back(u.fair_share);
+    sched::YieldReservationsToTeamOrder(state_, *policy_, *quota, factors, items, ids);
     team_order.emplace(*quota, std::move(factors), items);
   } else {
     for (auto q = queue_.begin(); q != queue_.end() && static_cast<int>(order.size()) < max_offers; ++q) order.push_back(*q);

@@ -472,16 +472,14 @@ Status Sim::BatchPass() {
 Status Sim::TeamPass() {
   policy_.BeginPass(state_);
   const std::vector<int> waiting(queue_.begin(), queue_.end());
-  // A team below its guarantee gets the next free GPU, not a borrower's reservation
-  // (sched/team_reclaim.h).
-  std::vector<int> waiting_teams;
-  waiting_teams.reserve(waiting.size());
-  for (int id : waiting) waiting_teams.push_back(teams_->TeamOf(id));
-  const auto released = sched::YieldReservationsToReclaim(
-      state_, policy_, teams_->ledger(), waiting_teams,
-      [this](int id) { return id >= 0 && id < static_cast<int>(tasks_.size()) ? teams_->TeamOf(id) : -2; });
-  for (const auto& [task, gpu] : released) MarkChanged(gpu);
   teams_->BeginPass(waiting, tasks_, state_.now_ms);
+  // The next free GPU goes to the team offered first, not to a reservation made before it
+  // waited (sched/team_reclaim.h).
+  for (const auto& [task, gpu] : sched::YieldReservationsToTeamOrder(state_, policy_, teams_->ledger(),
+                                                                     teams_->pass_factors(), teams_->pass_items(),
+                                                                     teams_->pass_ids())) {
+    MarkChanged(gpu);
+  }
   int scanned = 0;
   for (int task; scanned < policy_.options().max_queue_scan && (task = teams_->Next()) >= 0; ++scanned) {
     if (policy_.PassSettled(state_)) break;
