@@ -756,10 +756,12 @@ std::optional<TaskRecord> Daemon::Get(int64_t id) const {
   return it->second;
 }
 
-std::vector<TaskRecord> Daemon::List(std::optional<TaskState> state, size_t limit) const {
+std::vector<TaskRecord> Daemon::List(std::optional<TaskState> state, size_t limit,
+                                     const std::optional<std::string>& team) const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<TaskRecord> out;
   for (auto it = tasks_.rbegin(); it != tasks_.rend() && out.size() < limit; ++it) {
+    if (team && it->second.spec.team != *team) continue;
     if (!state || it->second.state == *state) out.push_back(it->second);
   }
   return out;

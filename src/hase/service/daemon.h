@@ -304,7 +304,9 @@ class Daemon {
   // Why task `id` was placed where it is; nullopt before its placement (or after a restart).
   std::optional<PlacementWhy> WhyOf(int64_t id) const;
   // Newest first, at most `limit`, optionally only one state.
-  std::vector<TaskRecord> List(std::optional<TaskState> state, size_t limit) const;
+  // `team`: only that team's tasks (a team token's view, api_auth.h); nullopt = every task.
+  std::vector<TaskRecord> List(std::optional<TaskState> state, size_t limit,
+                               const std::optional<std::string>& team = std::nullopt) const;
   // Cancels a queued, bound or running task (the backend stops it). NotFound for an unknown id;
   // Conflict when it already ended (HTTP 409).
   Result<TaskRecord> Cancel(int64_t id);
@@ -357,6 +359,13 @@ class Daemon {
   // Why queued task `id` was not offered to the policy in the last pass: its team is at its
   // max_gpus (docs/teams.md). nullopt when it was offered (or teams are off).
   std::optional<sched::QuotaHold> QuotaHoldOf(int64_t id) const;
+  // The team a submitted `spec` would get (ResolveTeam: its own, its pod namespace's, the
+  // default team; "" without teams). Errors: as Submit's for the team field.
+  Result<std::string> TeamOfSpec(const TaskSpec& spec) const {
+    TaskSpec copy = spec;
+    HASE_RETURN_IF_ERROR(ResolveTeam(copy));
+    return copy.team;
+  }
   // The teams configuration (disabled when none).
   const sched::TeamConfig& teams() const { return options_.teams; }
   std::string MetricsText() const;
