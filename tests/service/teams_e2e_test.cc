@@ -2,6 +2,7 @@
 // that lists teams, submit over HTTP, read /v1/tasks, /v1/usage, /metrics and `hase usage`,
 // kill -9 and restart on the same journal.
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <chrono>
@@ -14,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../telemetry/fixture.h"
+#include "hase/service/api_auth.h"
 #include "service_fixture.h"
 #include "testing.h"
 
@@ -21,6 +23,8 @@ namespace hase::service {
 namespace {
 
 using nlohmann::json;
+
+std::string TokenFingerprintForTest(const std::string& token) { return TokenFingerprint(token); }
 
 class TeamsE2E : public ::testing::Test {
  protected:
@@ -66,10 +70,11 @@ class TeamsE2E : public ::testing::Test {
     return port;
   }
   static std::pair<int, json> Call(int port, const std::string& method, const std::string& path,
-                                   const json& body = json()) {
+                                   const json& body = json(), const std::string& token = "") {
     httplib::Client c("127.0.0.1", port);
     c.set_read_timeout(10, 0);
-    auto r = method == "GET" ? c.Get(path) : c.Post(path, body.dump(), "application/json");
+    if (!token.empty()) c.set_bearer_token_auth(token);
+    auto r = method == "GET" ? c.Get(path) : method == "DELETE" ? c.Delete(path) : c.Post(path, body.dump(), "application/json");
     if (!r) return {0, json()};
     json j = json::parse(r->body, nullptr, false);
     return {r->status, j};
@@ -324,6 +329,124 @@ TEST_F(TeamsE2E, FairShareOrdersThePassAndThePlanSaysWhy) {
   std::printf("fair share: b1 predicted %.3f actual %.3f; a2 predicted %.3f actual %.3f (s after a1 started)\n",
               pb - r1["times"]["started_s"].get<double>(), ab - r1["times"]["started_s"].get<double>(),
               pa - r1["times"]["started_s"].get<double>(), aa - r1["times"]["started_s"].get<double>());
+}
+
+// Access follows teams (issue #26 item 4), over real HTTP: a team's token submits only as its
+// team and sees, cancels and completes only its tasks; lists filter; GPUs are for admins; the
+// audit log names who did what; SIGHUP rotates the tokens without a restart.
+TEST_F(TeamsE2E, TeamTokensSeeAndCancelOnlyTheirTeamsTasksAndRotateOnSighup) {
+  const std::string admin = "adm1n-0123456789abcdef", alice = "al1ce-0123456789abcdef", bob = "b0b-0123456789abcdef00";
+  const std::string alice2 = "al1ce-rotated-0123456789";
+  const std::string tokens = dir_ + "/tokens";
+  auto write_tokens = [&](const std::string& text) {
+    std::ofstream(tokens + ".new") << text;
+    ::chmod((tokens + ".new").c_str(), 0600);
+    std::filesystem::rename(tokens + ".new", tokens);  // atomically, as a Secret update does
+  };
+  write_tokens("# the old format: a token alone is an admin token\n" + admin + "\n" + alice +
+               " name=alice team=vision\n" + bob + " name=bob team=flood  # flood's pipeline\n");
+  const std::string audit = dir_ + "/audit.jsonl";
+  const int port = Start(0, "--token-file " + tokens + " --audit-log " + audit);
+  ASSERT_GT(port, 0);
+  const json task{{"model", "resnet50"}, {"batch_size", 8}, {"num_batches", 100000}};
+  // alice submits without a team: vision's; as flood: 403 naming both.
+  auto [c1, v1] = Call(port, "POST", "/v1/tasks", task, alice);
+  ASSERT_EQ(c1, 201) << v1.dump();
+  EXPECT_EQ(v1["team"], "vision");
+  json as_flood = task;
+  as_flood["team"] = "flood";
+  auto [c2, e2] = Call(port, "POST", "/v1/tasks", as_flood, alice);
+  EXPECT_EQ(c2, 403) << e2.dump();
+  EXPECT_EQ(e2["error"]["code"], "permission_denied");
+  EXPECT_NE(e2["error"]["message"].get<std::string>().find("token 'alice' of team vision may not submit as team flood"),
+            std::string::npos) << e2.dump();
+  auto [c3, f1] = Call(port, "POST", "/v1/tasks", task, bob);
+  ASSERT_EQ(c3, 201);
+  EXPECT_EQ(f1["team"], "flood");
+  const int64_t vid = v1["id"].get<int64_t>(), fid = f1["id"].get<int64_t>();
+  // Reads: alice's list has vision's task only; bob's task is 403 to her; admin sees both.
+  auto [l1, alist] = Call(port, "GET", "/v1/tasks", json(), alice);
+  ASSERT_EQ(l1, 200);
+  ASSERT_EQ(alist["tasks"].size(), 1u) << alist.dump();
+  EXPECT_EQ(alist["tasks"][0]["id"], vid);
+  EXPECT_EQ(Call(port, "GET", "/v1/tasks", json(), admin).second["tasks"].size(), 2u);
+  auto [g1, ge] = Call(port, "GET", "/v1/tasks/" + std::to_string(fid), json(), alice);
+  EXPECT_EQ(g1, 403) << ge.dump();
+  EXPECT_NE(ge["error"]["message"].get<std::string>().find("may not read task " + std::to_string(fid) + " of team flood"),
+            std::string::npos) << ge.dump();
+  // With team tokens, reading without a token is refused even on loopback.
+  EXPECT_EQ(Call(port, "GET", "/v1/tasks").first, 401);
+  // The queue plan shows alice her own tasks only.
+  json q;
+  for (int i = 0; i < 100; ++i) {
+    auto [qc, qj] = Call(port, "GET", "/v1/queue", json(), alice);
+    q = qj;
+    if (qc == 200) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(q["team"], "vision") << q.dump();
+  for (const json& t : q["placed"]) EXPECT_EQ(t["id"], vid) << q.dump();
+  // Cancel: alice cannot cancel bob's (403), bob can; GPUs are admin only.
+  EXPECT_EQ(Call(port, "POST", "/v1/tasks/" + std::to_string(fid) + "/cancel", json::object(), alice).first, 403);
+  EXPECT_EQ(Call(port, "DELETE", "/v1/tasks/" + std::to_string(fid), json(), alice).first, 403);
+  EXPECT_EQ(Call(port, "GET", "/v1/tasks/" + std::to_string(fid), json(), admin).second["state"], "running");
+  auto [cc, cj] = Call(port, "POST", "/v1/tasks/" + std::to_string(fid) + "/cancel", json::object(), bob);
+  EXPECT_EQ(cc, 200) << cj.dump();
+  EXPECT_EQ(cj["state"], "cancelled");
+  auto [dc, dj] = Call(port, "POST", "/v1/gpus/0/drain", json::object(), alice);
+  EXPECT_EQ(dc, 403) << dj.dump();
+  EXPECT_EQ(Call(port, "POST", "/v1/gpus/0/drain", json::object(), admin).first, 200);
+  EXPECT_EQ(Call(port, "POST", "/v1/gpus/0/resume", json::object(), admin).first, 200);
+
+  // Rotation: alice's token replaced; SIGHUP; the old one is refused, the new one works, the
+  // others keep working; no restart (same pid, same port).
+  write_tokens(admin + " name=ops admin\n" + alice2 + " name=alice team=vision\n" + bob + " name=bob team=flood\n");
+  ASSERT_EQ(::kill(pid_, SIGHUP), 0);
+  int old_code = 0;
+  for (int i = 0; i < 200 && (old_code = Call(port, "GET", "/v1/tasks", json(), alice).first) != 401; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(old_code, 401);
+  auto [n1, nlist] = Call(port, "GET", "/v1/tasks", json(), alice2);
+  EXPECT_EQ(n1, 200);
+  EXPECT_EQ(nlist["tasks"].size(), 1u);
+  EXPECT_EQ(Call(port, "GET", "/v1/tasks/" + std::to_string(vid), json(), bob).first, 403);
+  // A broken file on SIGHUP leaves the tokens in force and says why.
+  write_tokens(alice2 + " name=alice team=nobody\n");
+  ASSERT_EQ(::kill(pid_, SIGHUP), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(Call(port, "GET", "/v1/tasks", json(), alice2).first, 200);
+  EXPECT_EQ(Call(port, "GET", "/v1/tasks", json(), admin).first, 200);
+  const std::string out = hase::testing::ReadFileForTest(dir_ + "/serve0.out");
+  EXPECT_NE(out.find("token file not reloaded, the previous tokens stay in force"), std::string::npos) << out;
+  EXPECT_NE(out.find("team 'nobody', not one of the daemon's teams"), std::string::npos) << out;
+
+  // The audit log: who did what, one JSON line each.
+  std::ifstream in(audit);
+  std::vector<json> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(json::parse(line));
+  auto find = [&](const std::string& who, const std::string& method, const std::string& path, int status) {
+    for (const json& l : lines) {
+      const json& e = l["event"];
+      if (e["who"] == who && e["method"] == method && e["path"] == path && e["status"] == status) return l;
+    }
+    return json();
+  };
+  const json sub = find("alice", "POST", "/v1/tasks", 201);
+  ASSERT_FALSE(sub.is_null()) << hase::testing::ReadFileForTest(audit);
+  EXPECT_EQ(sub["event"]["team"], "vision");
+  EXPECT_EQ(sub["event"]["role"], "team");
+  EXPECT_EQ(sub["event"]["detail"], "task " + std::to_string(vid) + " team vision");
+  EXPECT_TRUE(sub.contains("time"));
+  EXPECT_FALSE(find("alice", "POST", "/v1/tasks", 403).is_null());
+  EXPECT_FALSE(find("alice", "GET", "/v1/tasks/" + std::to_string(fid), 403).is_null());
+  EXPECT_FALSE(find("bob", "POST", "/v1/tasks/" + std::to_string(fid) + "/cancel", 200).is_null());
+  EXPECT_FALSE(find("alice", "POST", "/v1/gpus/0/drain", 403).is_null());
+  const json drain = find(TokenFingerprintForTest(admin), "POST", "/v1/gpus/0/drain", 200);
+  EXPECT_FALSE(drain.is_null());
+  EXPECT_EQ(drain["event"]["role"], "admin");
+  EXPECT_FALSE(find("unknown-token", "GET", "/v1/tasks", 401).is_null());  // alice's old token
+  EXPECT_FALSE(find("anonymous", "GET", "/v1/tasks", 401).is_null());
 }
 
 TEST_F(TeamsE2E, DaemonWithoutTeamsRefusesATeamAndReportsNone) {
