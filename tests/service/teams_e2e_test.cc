@@ -315,6 +315,7 @@ TEST_F(TeamsE2E, FairShareOrdersThePassAndThePlanSaysWhy) {
   EXPECT_EQ(wa["why"]["other_team"], "b");
   EXPECT_LT(wa["why"]["fair_share"].get<double>(), wa["why"]["other_fair_share"].get<double>()) << wa.dump();
   EXPECT_NE(wa["why"]["text"].get<std::string>().find("fair-share factor"), std::string::npos) << wa.dump();
+  std::printf("why: %s\n", wa["why"].dump().c_str());
   const json wb = Call(port, "GET", "/v1/tasks/" + std::to_string(b1)).second;
   const double pb = wb["predicted"]["start_s"].get<double>(), pa = wa["predicted"]["start_s"].get<double>();
   EXPECT_NEAR(pa - pb, 1.0, 0.05) << wa.dump() << wb.dump();  // a2 after b1's predicted second

@@ -18,9 +18,10 @@
 //   POST   /extender/<token>/filter|prioritize|bind   the same, token in the path (api_auth.h)
 // Errors are {"error":{"code":"not found","message":"...","where":"...","hint":"..."}}; `code`
 // is lower case words, as Status's CodeName ("invalid argument", "not found", "conflict", ...),
-// plus "unauthenticated" (401), "unavailable" (503, too many connections) and "http" (errors
-// cpp-httplib answers before a handler). Statuses: 400 (bad input),
-// 401 (no or wrong bearer token), 404 (unknown id), 409 (already ended), 503 (the journal
+// plus "unauthenticated" (401), "permission_denied" (403), "unavailable" (503, too many
+// connections) and "http" (errors cpp-httplib answers before a handler). Statuses: 400 (bad
+// input), 401 (no or wrong bearer token), 403 (a team's token and another team's task, or an
+// admin-only change), 404 (unknown id), 409 (already ended), 503 (the journal
 // cannot be written, e.g. a full disk; Retry-After), 500 (other).
 //
 // Who may call what: api_auth.h. Connections and their deadlines: guarded_server.h.
