@@ -80,6 +80,7 @@
 #include <condition_variable>
 #include <functional>
 #include <map>
+#include <unordered_map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -553,6 +554,12 @@ class Daemon {
   std::map<int64_t, TaskRecord> tasks_;             // guarded by mu_, every task
   std::map<int64_t, sched::QuotaHold> quota_held_;  // guarded by mu_: held in the last pass
   mutable std::map<std::string, double> eq_speed_;  // guarded by mu_: EquivalentSpeedLocked's cache
+  struct TaskSpeed {
+    int type = -1;
+    uint64_t generation = 0;
+    double speed = 1;
+  };
+  mutable std::unordered_map<int64_t, TaskSpeed> task_speed_;  // guarded by mu_: per task run
   int64_t quarantined_ = 0;                          // guarded by mu_: journal rows quarantined
   std::string first_quarantine_;                     // guarded by mu_: the first one, for /healthz
   std::set<int64_t> unsynced_;                       // guarded by mu_: changed, not yet journalled

@@ -90,9 +90,16 @@ void Daemon::TeamUsageLocked(sched::FairShare& ended, std::map<int64_t, sched::F
   std::sort(ran.begin(), ran.end(), [](const TaskRecord* a, const TaskRecord* b) {
     return std::tie(a->ended_s, a->id) < std::tie(b->ended_s, b->id);
   });
+  const uint64_t generation = calibration_->generation();
   for (const TaskRecord* r : ran) {
     const int team = config.Find(r->spec.team);
-    const double speed = EquivalentSpeedLocked(r->ToSchedTask(), cluster_.gpus[r->gpu].type);
+    // Per task, its speed on the type it ran on (a pass reads every journalled run).
+    TaskSpeed& cached = task_speed_[r->id];
+    const int type = cluster_.gpus[r->gpu].type;
+    if (cached.type != type || cached.generation != generation) {
+      cached = {type, generation, EquivalentSpeedLocked(r->ToSchedTask(), type)};
+    }
+    const double speed = cached.speed;
     if (r->state == TaskState::kRunning) {
       open[r->id] = {team, r->started_s - offset_s, speed};
     } else {
