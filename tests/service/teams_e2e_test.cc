@@ -256,9 +256,10 @@ TEST_F(TeamsE2E, PlanPredictsWhenAQuotaHeldTaskStartsAndThePassStartsItThen) {
                           json{{"model", "resnet50"}, {"batch_size", 8}, {"num_batches", batches}, {"team", "flood"},
                                {"command", "sleep " + sleep}});
     EXPECT_EQ(code, 201) << t.dump();
-    return t["id"].get<int64_t>();
+    return t["id"].is_number_integer() ? t["id"].get<int64_t>() : int64_t{-1};
   };
   const int64_t f0 = submit(200, "2"), f1 = submit(400, "4"), f2 = submit(100, "1");
+  ASSERT_TRUE(f0 >= 0 && f1 >= 0 && f2 >= 0);
   const json r0 = WaitTask(port, f0, [](const json& t) { return t["state"] == "running"; });
   ASSERT_EQ(r0["state"], "running") << r0.dump();
   ASSERT_EQ(WaitTask(port, f1, [](const json& t) { return t["state"] == "running"; })["state"], "running");
@@ -301,22 +302,29 @@ TEST_F(TeamsE2E, FairShareOrdersThePassAndThePlanSaysWhy) {
                           json{{"model", "resnet50"}, {"batch_size", 8}, {"num_batches", batches}, {"team", team},
                                {"command", "sleep " + sleep}});
     EXPECT_EQ(code, 201) << t.dump();
-    return t["id"].get<int64_t>();
+    return t["id"].is_number_integer() ? t["id"].get<int64_t>() : int64_t{-1};
   };
   const int64_t a1 = submit("a", 200, "2");
+  ASSERT_GE(a1, 0);
   const json r1 = WaitTask(port, a1, [](const json& t) { return t["state"] == "running"; });
   ASSERT_EQ(r1["state"], "running");
   const int64_t a2 = submit("a", 100, "1");
   const int64_t b1 = submit("b", 100, "1");
+  ASSERT_GE(a2, 0);
+  ASSERT_GE(b1, 0);
   const json wa = WaitTask(port, a2, [](const json& t) { return t["why"].is_object() && t["why"]["kind"] == "team_share"; });
   ASSERT_EQ(wa["why"]["kind"], "team_share") << wa.dump();
   EXPECT_EQ(wa["why"]["task"], b1);
   EXPECT_EQ(wa["why"]["team"], "a");
   EXPECT_EQ(wa["why"]["other_team"], "b");
+  ASSERT_TRUE(wa["why"]["fair_share"].is_number() && wa["why"]["other_fair_share"].is_number()) << wa.dump();
   EXPECT_LT(wa["why"]["fair_share"].get<double>(), wa["why"]["other_fair_share"].get<double>()) << wa.dump();
   EXPECT_NE(wa["why"]["text"].get<std::string>().find("fair-share factor"), std::string::npos) << wa.dump();
   std::printf("why: %s\n", wa["why"].dump().c_str());
-  const json wb = Call(port, "GET", "/v1/tasks/" + std::to_string(b1)).second;
+  const json wb = WaitTask(port, b1, [](const json& t) { return t["predicted"]["start_s"].is_number(); });
+  ASSERT_TRUE(wb["predicted"]["start_s"].is_number()) << wb.dump();
+  ASSERT_TRUE(wa["predicted"]["start_s"].is_number()) << wa.dump();
+  ASSERT_TRUE(wa["why"]["fair_share"].is_number() && wa["why"]["other_fair_share"].is_number()) << wa.dump();
   const double pb = wb["predicted"]["start_s"].get<double>(), pa = wa["predicted"]["start_s"].get<double>();
   EXPECT_NEAR(pa - pb, 1.0, 0.05) << wa.dump() << wb.dump();  // a2 after b1's predicted second
   // The pass does what the plan said: b1 first, then a2.
