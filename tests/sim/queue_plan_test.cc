@@ -176,5 +176,45 @@ fair_share: {half_life_s: 60}
   }
 }
 
+// The hase policy's EASY reservation does not beat reclaim (docs/teams.md, team_reclaim.h):
+// the flood's queued task reserved the only GPU before vision's task arrived; when the GPU
+// frees, vision (below its guarantee) gets it, the flood's task goes after.
+TEST(TeamsSim, ReclaimingTeamGetsTheGpuTheFloodHadReservedUnderPolicyHase) {
+  sched::Cluster c;
+  c.name = "one";
+  c.types = {{"A100-SXM4-40GB", 40960, 19.5, 1555}};
+  c.gpus.push_back({0, "n0", 0, 0, 40960, 1});
+  auto o = std::make_shared<sched::TableOracle>();
+  o->Set("resnet50", "A100-SXM4-40GB", 10, 0.8, 2000);
+  Result<sched::TeamConfig> teams = sched::ParseTeamConfig(
+      "teams:\n  - {name: flood}\n  - {name: vision, guaranteed_gpus: 1}\n", "teams.yaml");
+  ASSERT_TRUE(teams.ok()) << teams.status().ToString();
+  std::vector<sched::Task> tasks(3);
+  for (int i = 0; i < 3; ++i) {
+    tasks[i].id = i;
+    tasks[i].name = "t" + std::to_string(i);
+    tasks[i].model = "resnet50";
+    tasks[i].num_batches = 1000;  // 10 s
+  }
+  tasks[0].team = tasks[1].team = "flood";
+  tasks[2].team = "vision";
+  tasks[2].arrival_ms = 2000;  // after flood's t1 reserved the GPU
+  sched::PolicyConfig pc;
+  pc.oracle = o;
+  pc.cluster = &c;
+  auto policy = sched::MakePolicy("hase", pc);
+  ASSERT_TRUE(policy.ok());
+  const AnalyticTruth perfect(o, {1, 0.0, 0.0});
+  SimOptions so;
+  so.measure_decisions = false;
+  so.teams = &*teams;
+  auto r = Simulate(c, tasks, **policy, perfect, so);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_NEAR(r->tasks[2].start_ms, 10000, 1e-6);  // vision, when t0 ends
+  EXPECT_NEAR(r->tasks[1].start_ms, 20000, 1e-6);  // the flood's reserved task after it
+  ASSERT_FALSE(r->reservations.empty());
+  EXPECT_EQ(r->reservations.front().task_id, 1);  // t1 did hold the reservation first
+}
+
 }  // namespace
 }  // namespace hase::sim
