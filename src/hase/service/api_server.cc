@@ -255,7 +255,15 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions option
         return Audit(who, req, res.status, "");
       }
       h(req, res);
-      if (req.method != "GET" || res.status == 403) {
+      // Changes, not reads: POST /v1/advise and the extender's filter / prioritize are
+      // questions, and a 2xx heartbeat (every few seconds per outside task) changes no more than
+      // a lease; their refusals are logged all the same.
+      const bool refused = res.status == 401 || res.status == 403;
+      const bool change = (access == Access::kMutate || access == Access::kAdmin ||
+                           (access == Access::kExtender && req.path.size() >= 5 &&
+                            req.path.compare(req.path.size() - 5, 5, "/bind") == 0)) &&
+                          !(res.status / 100 == 2 && req.path.find("/heartbeat") != std::string::npos);
+      if (change || refused) {
         std::string detail;
         if (req.method == "POST" && req.path == "/v1/tasks" && res.status / 100 == 2) {
           const json j = json::parse(res.body, nullptr, false);
