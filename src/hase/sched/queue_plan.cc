@@ -82,6 +82,18 @@ class Planner {
   std::unordered_map<int, int> team_of_;
   std::unordered_map<int, FairShare::Open> open_;
   std::unordered_map<int, double> speed_;
+  // Teams: the waiting queue_ indices of each team (slot team + 1; 0 = teams not listed), in
+  // order, and each waiting index's place in waiting_ and in its team's list. A pass offers at
+  // most max_queue_scan tasks, so it needs only that many of each team: O(teams x scan) per
+  // pass, not O(queue).
+  std::vector<std::list<size_t>> team_waiting_;
+  std::vector<std::list<size_t>::iterator> waiting_pos_, team_pos_;
+  // Removes queue_[*it] from the waiting tasks (and its team's list).
+  void Leave(std::list<size_t>::iterator it) {
+    if (ledger_) team_waiting_[TeamSlot(queue_[*it].id)].erase(team_pos_[*it]);
+    waiting_.erase(it);
+  }
+  size_t TeamSlot(int task_id) const { return static_cast<size_t>(std::max(-1, TeamOf(task_id)) + 1); }
   std::vector<uint64_t> version_;
   std::priority_queue<End, std::vector<End>, std::greater<End>> ends_;
   std::unordered_map<int, Span> span_;       // every task placed or planned
@@ -185,24 +197,44 @@ Status Planner::Pass(double t, bool first) {
 }
 
 Status Planner::TeamPass(double t, bool first) {
+  // The first max_queue_scan waiting tasks of each team, in queue order: all a pass can offer.
+  const size_t scan = static_cast<size_t>(std::max(0, policy_.options().max_queue_scan));
+  std::vector<size_t> ks;
+  for (const std::list<size_t>& team : team_waiting_) {
+    size_t n = 0;
+    for (auto it = team.begin(); it != team.end() && n < scan; ++it, ++n) ks.push_back(*it);
+  }
+  std::sort(ks.begin(), ks.end());
   std::vector<std::list<size_t>::iterator> order;
   std::vector<TeamQueue::Item> items;
   std::vector<int> ids;
-  order.reserve(waiting_.size());
-  items.reserve(waiting_.size());
-  ids.reserve(waiting_.size());
-  for (auto it = waiting_.begin(); it != waiting_.end(); ++it) {
-    const Task& task = queue_[*it];
-    order.push_back(it);
+  order.reserve(ks.size());
+  items.reserve(ks.size());
+  ids.reserve(ks.size());
+  for (size_t k : ks) {
+    const Task& task = queue_[k];
+    order.push_back(waiting_pos_[k]);
     items.push_back({TeamOf(task.id), task.priority});
     ids.push_back(task.id);
+  }
+  // Reservation holders beyond those prefixes still have their reservation judged.
+  std::vector<TeamQueue::Item> yield_items = items;
+  std::vector<int> yield_ids = ids;
+  for (const auto& [holder, gpu] : state_.reservation_of_task) {
+    auto at = index_.find(holder);
+    if (at == index_.end() || plan_.tasks[at->second].outcome != PlannedTask::Outcome::kStuck ||
+        std::binary_search(ks.begin(), ks.end(), at->second)) {
+      continue;  // not waiting, or already among the items
+    }
+    yield_items.push_back({TeamOf(holder), queue_[at->second].priority});
+    yield_ids.push_back(holder);
   }
   std::vector<FairShare::Open> open;
   open.reserve(open_.size());
   for (const auto& [id, o] : open_) open.push_back(o);
   std::vector<double> factors;
   for (const TeamUsage& u : fair_->Snapshot(t / 1000.0, open)) factors.push_back(u.factor);
-  for (const auto& [id, gpu] : YieldReservationsToTeamOrder(state_, policy_, *ledger_, factors, items, ids)) {
+  for (const auto& [id, gpu] : YieldReservationsToTeamOrder(state_, policy_, *ledger_, factors, yield_items, yield_ids)) {
     MarkChanged(gpu);
   }
   TeamQueue tq(*ledger_, std::move(factors), items);
@@ -249,7 +281,7 @@ Status Planner::Offer(std::list<size_t>::iterator it, double t, bool first, bool
         p.first_kind = Decision::Kind::kReject;
       }
       p.first_reason = d.status().ToString();
-      waiting_.erase(it);
+      Leave(it);
       *left = true;
       return Status::OK();
     }
@@ -265,7 +297,7 @@ Status Planner::Offer(std::list<size_t>::iterator it, double t, bool first, bool
         policy_.Commit(task, *d, cycle, state_);
         p.outcome = PlannedTask::Outcome::kRejected;
         if (!first) p.first_reason = d->reason;
-        waiting_.erase(it);
+        Leave(it);
         *left = true;
         break;
       case Decision::Kind::kWait:
@@ -281,7 +313,11 @@ Status Planner::Offer(std::list<size_t>::iterator it, double t, bool first, bool
         s.gpu = d->gpu;
         if (ledger_) {
           ledger_->Hold(TeamOf(task.id));
-          speed_[task.id] = teams_.speed ? teams_.speed(task, state_.cluster.gpus[d->gpu].type) : 1.0;
+          const size_t types = state_.cluster.types.size();
+          const int type = state_.cluster.gpus[d->gpu].type;
+          speed_[task.id] = teams_.queued_speed.size() == queue_.size() * types ? teams_.queued_speed[k * types + type]
+                            : teams_.speed                                    ? teams_.speed(task, type)
+                                                                              : 1.0;
         }
         for (const RunningTask& rt : state_.gpus[d->gpu].running) {
           if (rt.task_id != task.id) continue;
@@ -294,7 +330,7 @@ Status Planner::Offer(std::list<size_t>::iterator it, double t, bool first, bool
           policy_.OnGpuChanged(state_, held);
           MarkChanged(held);
         }
-        waiting_.erase(it);
+        Leave(it);
         *left = true;
         break;
       }
@@ -416,13 +452,24 @@ Result<QueuePlan> Planner::Go() {
   const double now = state_.now_ms;
   plan_.tasks.resize(queue_.size());
   cycles_.resize(queue_.size());
+  waiting_pos_.reserve(queue_.size());
+  if (ledger_) {
+    team_waiting_.resize(teams_.config->teams.size() + 1);
+    team_pos_.reserve(queue_.size());
+  }
   for (size_t k = 0; k < queue_.size(); ++k) {
     if (!index_.emplace(queue_[k].id, k).second) {
       return Status::InvalidArgument("task id " + std::to_string(queue_[k].id) + " is twice in the queue");
     }
     plan_.tasks[k].task_id = queue_[k].id;
     waiting_.push_back(k);
-    if (ledger_) team_of_[queue_[k].id] = teams_.config->TeamOf(queue_[k]);
+    waiting_pos_.push_back(std::prev(waiting_.end()));
+    if (ledger_) {
+      team_of_[queue_[k].id] = teams_.config->TeamOf(queue_[k]);
+      std::list<size_t>& team = team_waiting_[TeamSlot(queue_[k].id)];
+      team.push_back(k);
+      team_pos_.push_back(std::prev(team.end()));
+    }
   }
   // What is on the GPUs now.
   for (size_t g = 0; g < state_.gpus.size(); ++g) {

@@ -60,7 +60,10 @@ struct QueuePlanTeams {
     double started_s = std::numeric_limits<double>::quiet_NaN();  // NaN: bound, not started
   };
   std::unordered_map<int, Placed> placed;
-  // Equivalent speed of a queued task on a GPU type (EquivalentSpeed); null = 1.
+  // Equivalent speed of a queued task on a GPU type (EquivalentSpeed): `queued_speed[k * T +
+  // type]` for the k-th task of the queue and T cluster types when its size is queue × T, else
+  // `speed` (null = 1).
+  std::vector<double> queued_speed;
   std::function<double(const Task&, int type)> speed;
 };
 

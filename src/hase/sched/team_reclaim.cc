@@ -20,11 +20,12 @@ std::vector<std::pair<int, int>> YieldReservationsToTeamOrder(ClusterState& stat
     const double f = team >= 0 && static_cast<size_t>(team) < factors.size() ? factors[team] : 1.0;
     return Key{team >= 0 && ledger.BelowGuarantee(team) ? 1 : 0, priority, f};
   };
-  // Per team with waiting tasks: its best key (its head's: highest priority first).
+  // Per team with waiting tasks: its best key (its head's: highest priority first); the items
+  // of the reservation holders.
   std::map<int, Key> best;
   std::unordered_map<int, size_t> item_of;
   for (size_t i = 0; i < waiting.size() && i < waiting_ids.size(); ++i) {
-    item_of[waiting_ids[i]] = i;
+    if (state.reservation_of_task.count(waiting_ids[i])) item_of[waiting_ids[i]] = i;
     const int team = waiting[i].team;
     if (team >= 0 && ledger.AtMax(team)) continue;  // not offered at all
     const Key k = key(team, waiting[i].priority);

@@ -389,19 +389,31 @@ void Daemon::PassLocked(double now) {
     for (const auto& [tid, tr] : tasks_) {
       if (tr.state == TaskState::kBound || tr.state == TaskState::kRunning) quota->Hold(options_.teams.Find(tr.spec.team));
     }
-    order.assign(queue_.begin(), queue_.end());
-    std::vector<sched::TeamQueue::Item> items;
-    std::vector<int> ids;
-    items.reserve(order.size());
-    ids.reserve(order.size());
-    for (const QueueKey& k : order) {
+    // A pass offers at most max_offers tasks: of each team only its first max_offers can be
+    // offered (plus any reservation holder, for the reservation rule).
+    std::vector<sched::TeamQueue::Item> items, yield_items;
+    std::vector<int> ids, yield_ids;
+    std::vector<int> per_team(options_.teams.teams.size() + 1, 0);
+    for (const QueueKey& k : queue_) {
       const TaskRecord& tr = tasks_.at(std::get<3>(k));
-      items.push_back({options_.teams.Find(tr.spec.team), tr.spec.priority});
-      ids.push_back(static_cast<int>(tr.id));
+      const int team = options_.teams.Find(tr.spec.team);
+      int& n = per_team[static_cast<size_t>(team + 1)];
+      const bool holder = state_.reservation_of_task.count(static_cast<int>(tr.id)) > 0;
+      if (n < max_offers) {
+        ++n;
+        order.push_back(k);
+        items.push_back({team, tr.spec.priority});
+        ids.push_back(static_cast<int>(tr.id));
+      } else if (holder) {
+        yield_items.push_back({team, tr.spec.priority});
+        yield_ids.push_back(static_cast<int>(tr.id));
+      }
     }
+    yield_items.insert(yield_items.begin(), items.begin(), items.end());
+    yield_ids.insert(yield_ids.begin(), ids.begin(), ids.end());
     std::vector<double> factors;
     for (const TeamUsageView& u : UsageLocked(now)) factors.push_back(u.fair_share);
-    sched::YieldReservationsToTeamOrder(state_, *policy_, *quota, factors, items, ids);
+    sched::YieldReservationsToTeamOrder(state_, *policy_, *quota, factors, yield_items, yield_ids);
     team_order.emplace(*quota, std::move(factors), items);
   } else {
     for (auto q = queue_.begin(); q != queue_.end() && static_cast<int>(order.size()) < max_offers; ++q) order.push_back(*q);
@@ -490,17 +502,11 @@ void Daemon::PassLocked(double now) {
         break;
     }
   }
-  // Tasks of a team at its maximum were not offered: they wait with the quota's reason.
+  // The queued tasks of a team at its maximum were not offered: they wait with the quota's
+  // reason (QuotaHoldOf; O(teams), not O(queue), per pass).
   if (quota) {
-    for (const QueueKey& k : order) {
-      if (!queue_.count(k)) continue;
-      TaskRecord& r = tasks_.at(std::get<3>(k));
-      std::optional<sched::QuotaHold> hold = quota->Check(options_.teams.Find(r.spec.team));
-      if (!hold) continue;
-      const std::string why = hold->Text();
-      if (r.reason != why) options_.logger->debug("wait task={} model={} reason=\"{}\"", r.id, r.spec.model, why);
-      r.reason = why;
-      quota_held_[r.id] = *hold;
+    for (size_t team = 0; team < options_.teams.teams.size(); ++team) {
+      if (std::optional<sched::QuotaHold> hold = quota->Check(static_cast<int>(team))) quota_held_[static_cast<int>(team)] = *hold;
     }
   }
   // More queued tasks than one pass offers: continue soon (after letting others in).

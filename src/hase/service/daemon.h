@@ -552,7 +552,7 @@ class Daemon {
   sched::ClusterState state_;                       // guarded by mu_
   std::unique_ptr<sched::Policy> policy_;           // guarded by mu_
   std::map<int64_t, TaskRecord> tasks_;             // guarded by mu_, every task
-  std::map<int64_t, sched::QuotaHold> quota_held_;  // guarded by mu_: held in the last pass
+  std::map<int, sched::QuotaHold> quota_held_;      // guarded by mu_: team → its hold in the last pass
   mutable std::map<std::string, double> eq_speed_;  // guarded by mu_: EquivalentSpeedLocked's cache
   struct TaskSpeed {
     int type = -1;
@@ -560,6 +560,11 @@ class Daemon {
     double speed = 1;
   };
   mutable std::unordered_map<int64_t, TaskSpeed> task_speed_;  // guarded by mu_: per task run
+  struct QueuedSpeeds {
+    uint64_t generation = 0;
+    std::vector<double> per_type;  // equivalent speed on each cluster type
+  };
+  mutable std::unordered_map<int64_t, QueuedSpeeds> queued_speed_;  // guarded by mu_: the plan's
   int64_t quarantined_ = 0;                          // guarded by mu_: journal rows quarantined
   std::string first_quarantine_;                     // guarded by mu_: the first one, for /healthz
   std::set<int64_t> unsynced_;                       // guarded by mu_: changed, not yet journalled

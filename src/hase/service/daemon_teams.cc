@@ -2,6 +2,7 @@
 // pass (daemon.cc), per-team usage for GET /v1/usage, `hase usage` and /metrics.
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -36,7 +37,9 @@ Status Daemon::ResolveTeam(TaskSpec& spec) const {
 
 std::optional<sched::QuotaHold> Daemon::QuotaHoldOf(int64_t id) const {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = quota_held_.find(id);
+  auto r = tasks_.find(id);
+  if (r == tasks_.end() || r->second.state != TaskState::kQueued) return std::nullopt;
+  auto it = quota_held_.find(options_.teams.Find(r->second.spec.team));
   if (it == quota_held_.end()) return std::nullopt;
   return it->second;
 }
@@ -168,15 +171,27 @@ void Daemon::TeamPlanInputLocked(LivePlanInput& in) const {
     }
     in.teams.placed[static_cast<int>(id)] = p;
   }
-  // Speeds of the queued tasks on every type, priced now (the plan thread has no lock).
-  auto speeds = std::make_shared<std::map<std::pair<int, int>, double>>();
-  for (const sched::Task& t : in.queue) {
-    for (size_t ty = 0; ty < cluster_.types.size(); ++ty) (*speeds)[{t.id, static_cast<int>(ty)}] = EquivalentSpeedLocked(t, static_cast<int>(ty));
+  // Speeds of the queued tasks on every type, priced now (the plan thread has no lock), flat
+  // in queue order; per task cached across plans until the calibration changes.
+  const uint64_t generation = calibration_->generation();
+  const size_t types = cluster_.types.size();
+  in.teams.queued_speed.resize(in.queue.size() * types, 1.0);
+  for (size_t k = 0; k < in.queue.size(); ++k) {
+    const sched::Task& t = in.queue[k];
+    QueuedSpeeds& q = queued_speed_[t.id];
+    if (q.generation != generation || q.per_type.size() != types) {
+      q.generation = generation;
+      q.per_type.clear();
+      for (size_t ty = 0; ty < types; ++ty) q.per_type.push_back(EquivalentSpeedLocked(t, static_cast<int>(ty)));
+    }
+    std::copy(q.per_type.begin(), q.per_type.end(), in.teams.queued_speed.begin() + k * types);
   }
-  in.teams.speed = [speeds](const sched::Task& t, int type) {
-    auto it = speeds->find({t.id, type});
-    return it == speeds->end() ? 1.0 : it->second;
-  };
+  if (queued_speed_.size() > 2 * in.queue.size() + 1024) {  // forget tasks that left the queue
+    for (auto it = queued_speed_.begin(); it != queued_speed_.end();) {
+      auto r = tasks_.find(it->first);
+      it = r == tasks_.end() || r->second.state != TaskState::kQueued ? queued_speed_.erase(it) : std::next(it);
+    }
+  }
   in.team_config = teams;
   in.team_ended = ended;
   in.teams.config = teams.get();
