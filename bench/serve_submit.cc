@@ -7,7 +7,11 @@
 //   build/bench/serve_submit                             # all variants
 //   build/bench/serve_submit --benchmark_filter=normal
 //   build/bench/serve_submit --benchmark_filter='BM_Submit10k/0/1/4/'   # normal, hase: plan on/off
-// Args: {sync full=1 / normal=0, policy rr=0 / hase=1, client threads, live plan on=1 / off=0}.
+// Args: {sync full=1 / normal=0, policy rr=0 / hase=1, client threads, live plan on=1 / off=0,
+// teams on=1 / off=0}. Teams (docs/teams.md): three teams of 8 guaranteed / 16 maximum GPUs,
+// submissions round-robin over them; each pass then orders by sched::TeamQueue with fair-share
+// factors from every journalled run, and the plan makes team passes:
+//   build/bench/serve_submit --benchmark_filter='BM_Submit10k/0/1/4/1/'   # teams off vs on
 // The live plan (DaemonOptions::plan_budget_ms, default 250 ms: on) is remade on its own thread
 // after every pass that changed the queue; off = plan_budget_ms 0.
 #include <algorithm>
@@ -23,6 +27,7 @@
 
 #include "hase/sched/cluster.h"
 #include "hase/sched/latency_oracle.h"
+#include "hase/sched/team_config.h"
 #include "hase/service/api_server.h"
 #include "hase/service/daemon.h"
 #include "hase/service/extender.h"
@@ -60,6 +65,7 @@ void BM_Submit10k(benchmark::State& state) {
   const std::string policy = state.range(1) == 1 ? "hase" : "rr";
   const int clients = static_cast<int>(state.range(2));
   const bool plan = state.range(3) == 1;
+  const bool teams = state.range(4) == 1;
   std::vector<double> latency_us;
   double seconds = 0;
   for (auto _ : state) {
@@ -72,6 +78,17 @@ void BM_Submit10k(benchmark::State& state) {
     o.store.synchronous_full = full;
     o.tick_s = 0.5;
     if (!plan) o.plan_budget_ms = 0;
+    if (teams) {
+      auto t = sched::ParseTeamConfig(
+          "teams:\n  - {name: a, guaranteed_gpus: 8, max_gpus: 16}\n  - {name: b, guaranteed_gpus: 8, max_gpus: 16}\n"
+          "  - {name: c, guaranteed_gpus: 8, max_gpus: 16, shares: 2}\nfair_share: {half_life_s: 3600}\n",
+          "bench");
+      if (!t.ok()) {
+        state.SkipWithError("teams");
+        return;
+      }
+      o.teams = *t;
+    }
     auto d = service::Daemon::Create(BenchCluster(), BenchOracle(), o, nullptr);
     if (!d.ok() || !(*d)->Start().ok()) {
       state.SkipWithError("daemon did not start");
@@ -94,7 +111,8 @@ void BM_Submit10k(benchmark::State& state) {
         const char* models[] = {"resnet50", "vgg16", "mobilenet_v2", "yolov8n"};
         for (int i; (i = next++) < kSubmissions;) {
           std::string body = std::string(R"({"key":"b)") + std::to_string(i) + R"(","model":")" + models[i % 4] +
-                             R"(","batch_size":8,"num_batches":)" + std::to_string(10 + i % 90) + "}";
+                             R"(","batch_size":8,"num_batches":)" + std::to_string(10 + i % 90) +
+                             (teams ? std::string(R"(,"team":")") + "abc"[i % 3] + "\"" : std::string()) + "}";
           const auto s = std::chrono::steady_clock::now();
           auto r = cli.Post("/v1/tasks", body, "application/json");
           const auto e = std::chrono::steady_clock::now();
@@ -123,11 +141,17 @@ void BM_Submit10k(benchmark::State& state) {
   state.counters["p50_us"] = pct(0.50);
   state.counters["p99_us"] = pct(0.99);
   state.counters["max_us"] = latency_us.empty() ? 0 : latency_us.back();
-  state.SetLabel(std::string(full ? "sync=full " : "sync=normal ") + "policy=" + policy + (plan ? " plan=on" : " plan=off"));
+  state.SetLabel(std::string(full ? "sync=full " : "sync=normal ") + "policy=" + policy + (plan ? " plan=on" : " plan=off") +
+                 (teams ? " teams=3" : ""));
 }
 
 BENCHMARK(BM_Submit10k)
-    ->ArgsProduct({{1, 0}, {0, 1}, {4}, {1, 0}})
+    ->ArgsProduct({{1, 0}, {0, 1}, {4}, {1, 0}, {0}})
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_Submit10k)
+    ->ArgsProduct({{0}, {1}, {4}, {1, 0}, {1}})  // teams on (off: the rows above)
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();

@@ -41,6 +41,7 @@
 #include "hase/telemetry/gpu_load_table.h"
 #include "hase/telemetry/http_get.h"
 #include "hase/telemetry/prom_load_source.h"
+#include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #endif
@@ -82,6 +83,7 @@ struct ServeFlags {
   std::string latency_table;
   std::string sync = "full";
   std::string token_file;           // bearer tokens (api_auth.h)
+  std::string audit_log;            // JSON lines naming who changed what ("" = the decision log)
   std::string extender_token_file;  // path tokens of /extender/<token>/
   std::string tls_cert, tls_key;
   size_t max_connections = 256;
@@ -104,6 +106,7 @@ int Run(const ServeFlags& f) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);  // re-read --token-file (api_auth.h)
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
@@ -136,22 +139,24 @@ int Run(const ServeFlags& f) {
   }
   service::ApiServerOptions ao;
   if (!f.token_file.empty()) {
-    auto t = service::LoadTokenFile(f.token_file);
+    auto t = service::LoadApiTokens(f.token_file);
     if (!t.ok()) return Fail(t.status().WithContext("--token-file"));
-    ao.tokens = *t;
+    ao.token_entries = *t;
+    ao.token_file = f.token_file;
   }
+  const bool no_tokens = ao.token_entries.empty();
   if (!f.extender_token_file.empty()) {
     auto t = service::LoadTokenFile(f.extender_token_file);
     if (!t.ok()) return Fail(t.status().WithContext("--extender-token-file"));
     ao.extender_tokens = *t;
   }
-  if (!service::IsLoopbackHost(host) && ao.tokens.empty()) {
+  if (!service::IsLoopbackHost(host) && no_tokens) {
     return Fail(Status::InvalidArgument(
         "refusing to listen on " + host + " without --token-file" +
             (f.executor ? ": with --executor anyone who reaches the port could run commands as this user" : ""),
         "--listen", "listen on 127.0.0.1, or give --token-file FILE (docs/service.md, Threat model)"));
   }
-  if (f.executor && ao.tokens.empty()) {
+  if (f.executor && no_tokens) {
     std::fprintf(stderr, "hase serve: warning: --executor without --token-file: every local user can run "
                          "commands as this user through %s\n", f.listen.c_str());
   }
@@ -245,6 +250,9 @@ int Run(const ServeFlags& f) {
       if (Status s = t->CheckAgainst(*cluster); !s.ok()) return Fail(s.WithContext(from));
     }
     teams = *std::move(t);
+  }
+  if (Status st = service::CheckTokenTeams(ao.token_entries, teams, f.token_file); !st.ok()) {
+    return Fail(st.WithContext("--token-file"));
   }
 
   std::shared_ptr<const sched::LatencyOracle> oracle;
@@ -406,6 +414,15 @@ int Run(const ServeFlags& f) {
   if (scraper) scraper->Start();
 
   service::Extender extender(**daemon);
+  if (!f.audit_log.empty()) {
+    try {
+      ao.audit = std::make_shared<spdlog::logger>("audit", std::make_shared<spdlog::sinks::basic_file_sink_mt>(f.audit_log));
+    } catch (const std::exception& e) {
+      return Fail(Status::IO(std::string("cannot open the audit log: ") + e.what(), f.audit_log, "--audit-log"));
+    }
+    ao.audit->set_pattern("{\"time\":\"%Y-%m-%dT%H:%M:%S.%eZ\",\"event\":%v}", spdlog::pattern_time_type::utc);
+    ao.audit->flush_on(spdlog::level::info);
+  }
   service::ApiServer api(**daemon, extender, ao);
   auto bound = api.Bind(host, port);
   if (!bound.ok()) return Fail(bound.status());
@@ -414,12 +431,20 @@ int Run(const ServeFlags& f) {
   std::printf("hase serve: listening on %s:%d (%s, policy %s, %zu GPUs, state %s, backend %s, %s)\n", host.c_str(), *bound,
               f.tls_cert.empty() ? "http" : "https", policy_label.c_str(), (*daemon)->cluster().gpus.size(), f.state.c_str(),
               (*daemon)->backend_name().empty() ? "none" : (*daemon)->backend_name().c_str(),
-              ao.tokens.empty() ? "no tokens: loopback clients only" : "bearer tokens required");
+              no_tokens ? "no tokens: loopback clients only" : "bearer tokens required");
   std::fflush(stdout);
 
   std::thread waiter([&] {
-    int sig = 0;
-    sigwait(&signals, &sig);
+    for (int sig = 0; sigwait(&signals, &sig) == 0;) {
+      if (sig != SIGHUP) break;
+      // Token rotation without a restart: the new file, or the old tokens and the reason.
+      Result<size_t> n = api.ReloadTokens();
+      if (n.ok()) {
+        log->warn("SIGHUP: {} tokens in force from {}", *n, f.token_file);
+      } else {
+        log->error("SIGHUP: token file not reloaded, the previous tokens stay in force: {}", n.status().ToString());
+      }
+    }
     api.Stop();
   });
   api.Run();
@@ -513,6 +538,9 @@ Command AddServeCommand(CLI::App& parent) {
       ->check(CLI::IsMember({"full", "normal"}));
   a.add_option("--token-file", flags->token_file,
                "Bearer tokens, one a line (mode 600): needed for every change, and for every read when --listen is not loopback");
+  a.add_option("--audit-log", flags->audit_log,
+               "Append one JSON line per change and per refused request, naming the token (who, team) and what; "
+               "default: 'audit' lines in the decision log");
   a.add_option("--extender-token-file", flags->extender_token_file,
                "Tokens kube-scheduler puts in its urlPrefix: /extender/<token>/filter|prioritize|bind");
   a.add_option("--tls-cert", flags->tls_cert, "PEM certificate chain: serve HTTPS (with --tls-key)");

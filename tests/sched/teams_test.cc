@@ -6,7 +6,9 @@
 #include "hase/sched/fair_share.h"
 #include "hase/sched/quota.h"
 #include "hase/sched/team_config.h"
+#include "hase/sched/registry.h"
 #include "hase/sched/team_queue.h"
+#include "hase/sched/team_reclaim.h"
 
 namespace hase::sched {
 namespace {
@@ -166,6 +168,68 @@ TEST(FairShare, EquivalentSpeedIsThePredictedSpeedRatio) {
   EXPECT_DOUBLE_EQ(EquivalentSpeed(oracle, t, t4, a100), 0.25);
   EXPECT_DOUBLE_EQ(EquivalentSpeed(oracle, t, a100, a100), 1.0);
   EXPECT_DOUBLE_EQ(EquivalentSpeed(oracle, t, h100, a100), 67 / 19.5);  // no entry: datasheet ratio
+}
+
+TEST(TeamQueue, HeadIsTheNextItemOfATeam) {
+  Result<TeamConfig> c = ParseTeamConfig(kConfig, "c.yaml");
+  ASSERT_TRUE(c.ok());
+  QuotaLedger l(*c);
+  TeamQueue q(l, {}, {{0, 0}, {1, 0}, {0, 0}, {-1, 0}});
+  EXPECT_EQ(q.Head(0), 0);
+  EXPECT_EQ(q.Head(1), 1);
+  EXPECT_EQ(q.Head(2), -1);   // nlp has nothing waiting
+  EXPECT_EQ(q.Head(-1), 3);   // the teams not listed
+  EXPECT_EQ(q.Next(), 0);     // flood and vision below their guarantees: flood's item came first
+  EXPECT_EQ(q.Head(0), 2);
+}
+
+// Reservations follow the team order (team_reclaim.h): a holder whose team ranks below another
+// waiting team loses its reservation; one that ranks first, or that is not waiting, keeps it.
+TEST(TeamReclaim, ReservationsOfTasksNotOfferedFirstAreReleased) {
+  Result<TeamConfig> c = ParseTeamConfig(kConfig, "c.yaml");
+  ASSERT_TRUE(c.ok());
+  Cluster cl;
+  cl.name = "r";
+  cl.types = {{"A100-SXM4-40GB", 40960, 19.5, 1555}};
+  for (int i = 0; i < 3; ++i) cl.gpus.push_back({i, "n", i, 0, 40960, 1});
+  auto o = std::make_shared<TableOracle>();
+  o->Set("resnet50", "A100-SXM4-40GB", 10, 0.8, 2000);
+  PolicyConfig pc;
+  pc.oracle = o;
+  pc.cluster = &cl;
+  auto policy = MakePolicy("hase", pc);
+  ASSERT_TRUE(policy.ok());
+  ClusterState state(cl, 0);
+  auto reserve = [&](int task, int gpu) {
+    Reservation r;
+    r.task_id = task;
+    r.start_ms = 1000;
+    state.gpus[gpu].reservation = r;
+    state.reservation_of_task[task] = gpu;
+  };
+  reserve(10, 0);  // flood's task (flood holds 2 = its guarantee)
+  reserve(11, 1);  // vision's task (vision holds 0 of 2: below its guarantee)
+  reserve(99, 2);  // not a waiting task (the daemon's own): kept
+  QuotaLedger l(*c);
+  l.Hold(0);
+  l.Hold(0);
+  // Waiting: flood 10 (priority 5), vision 11, nlp 12 (below its guarantee too).
+  const std::vector<TeamQueue::Item> items = {{0, 5}, {1, 0}, {2, 0}};
+  const std::vector<int> ids = {10, 11, 12};
+  auto released = YieldReservationsToTeamOrder(state, **policy, l, {1, 1, 1, 1}, items, ids);
+  ASSERT_EQ(released.size(), 1u);
+  EXPECT_EQ(released[0], (std::pair<int, int>{10, 0}));  // below-guarantee teams rank higher
+  EXPECT_FALSE(state.gpus[0].reservation.has_value());
+  EXPECT_TRUE(state.gpus[1].reservation.has_value());   // vision ties nlp on the key: kept
+  EXPECT_TRUE(state.gpus[2].reservation.has_value());
+  // Everyone at or above its guarantee: the higher fair-share factor ranks first.
+  l.Hold(1);
+  l.Hold(1);
+  l.Hold(2);
+  released = YieldReservationsToTeamOrder(state, **policy, l, {1, 0.2, 0.9, 1}, {{1, 0}, {2, 0}}, {11, 12});
+  ASSERT_EQ(released.size(), 1u);
+  EXPECT_EQ(released[0].first, 11);  // vision 0.2 < nlp 0.9
+  EXPECT_TRUE(YieldReservationsToTeamOrder(state, **policy, l, {1, 1, 1, 1}, {}, {}).empty());  // 99: not waiting
 }
 
 }  // namespace

@@ -201,6 +201,41 @@ TEST(ApiAuth, TokenFileFormatAndPermissions) {
   EXPECT_NE(short_token.status().where().find(":2"), std::string::npos) << short_token.status().ToString();
   EXPECT_FALSE(LoadTokenFile(WriteTokenFile(dir, "# nothing\n", 0600)).ok());
   EXPECT_FALSE(LoadTokenFile(dir + "/absent").ok());
+  // Fields after the token (api_auth.h): who, and a team or admin; the old format is admin.
+  auto teams = LoadApiTokens(WriteTokenFile(dir, kToken + "\n" + kExtenderToken + " name=alice team=vision # pipeline\n" +
+                                                  "0123456789abcdef0123 name=ops admin\n", 0600));
+  ASSERT_TRUE(teams.ok()) << teams.status().ToString();
+  ASSERT_EQ(teams->size(), 3u);
+  EXPECT_TRUE((*teams)[0].admin());
+  EXPECT_EQ((*teams)[0].name, TokenFingerprint(kToken));
+  EXPECT_EQ((*teams)[0].name.size(), 14u);  // token- + 8 hex digits
+  EXPECT_EQ((*teams)[1].name, "alice");
+  EXPECT_EQ((*teams)[1].team, "vision");
+  EXPECT_FALSE((*teams)[1].admin());
+  EXPECT_EQ((*teams)[2].name, "ops");
+  EXPECT_TRUE((*teams)[2].admin());
+  EXPECT_EQ(*LoadTokenFile(WriteTokenFile(dir, kToken + " name=alice team=vision\n", 0600)), std::vector<std::string>{kToken});
+  for (const std::string& bad : {kToken + " team=vision admin\n", kToken + " role=x\n", kToken + " name=\n",
+                                 kToken + " name=a b\n", kToken + "\n" + kToken + "\n",
+                                 kToken + " name=x\n" + kExtenderToken + " name=x\n", kToken + " team=vi/sion\n"}) {
+    auto r = LoadApiTokens(WriteTokenFile(dir, bad, 0600));
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_TRUE(r.status().IsInvalidArgument()) << r.status().ToString();
+    EXPECT_NE(r.status().where().find("tokens:"), std::string::npos) << r.status().ToString();  // FILE:LINE
+  }
+  Result<sched::TeamConfig> tc = sched::ParseTeamConfig("teams:\n  - {name: vision}\n", "t.yaml");
+  ASSERT_TRUE(tc.ok());
+  EXPECT_TRUE(CheckTokenTeams(*teams, *tc, "tokens").ok());
+  std::vector<ApiToken> stray = *teams;
+  stray[1].team = "nlp";
+  Status st = CheckTokenTeams(stray, *tc, "tokens");
+  EXPECT_NE(st.message().find("token 'alice' belongs to team 'nlp', not one of the daemon's teams"), std::string::npos) << st.ToString();
+  EXPECT_NE(CheckTokenTeams(*teams, sched::TeamConfig{}, "tokens").message().find("has no teams"), std::string::npos);
+  TokenSet set(*teams);
+  EXPECT_TRUE(set.has_team_tokens());
+  ASSERT_NE(set.Find(kExtenderToken), nullptr);
+  EXPECT_EQ(set.Find(kExtenderToken)->team, "vision");
+  EXPECT_EQ(set.Find(kToken.substr(1)), nullptr);
   EXPECT_TRUE(IsLoopbackHost("127.0.0.1"));
   EXPECT_TRUE(IsLoopbackHost("127.3.2.1"));
   EXPECT_TRUE(IsLoopbackHost("::1"));

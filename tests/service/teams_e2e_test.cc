@@ -2,6 +2,7 @@
 // that lists teams, submit over HTTP, read /v1/tasks, /v1/usage, /metrics and `hase usage`,
 // kill -9 and restart on the same journal.
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <chrono>
@@ -14,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../telemetry/fixture.h"
+#include "hase/service/api_auth.h"
 #include "service_fixture.h"
 #include "testing.h"
 
@@ -21,6 +23,8 @@ namespace hase::service {
 namespace {
 
 using nlohmann::json;
+
+std::string TokenFingerprintForTest(const std::string& token) { return TokenFingerprint(token); }
 
 class TeamsE2E : public ::testing::Test {
  protected:
@@ -46,7 +50,14 @@ class TeamsE2E : public ::testing::Test {
   }
   void TearDown() override {
     if (pid_ > 0) ::kill(pid_, SIGKILL);
-    std::filesystem::remove_all(dir_);
+    // The daemon is not our child (spawned through a shell): retry while it dies and its
+    // executor stops writing under --state.
+    std::error_code ec;
+    for (int i = 0; i < 100; ++i) {
+      std::filesystem::remove_all(dir_, ec);
+      if (!ec) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
   }
   int Start(int round, const std::string& extra = "") {
     const std::string out = dir_ + "/serve" + std::to_string(round) + ".out";
@@ -66,10 +77,11 @@ class TeamsE2E : public ::testing::Test {
     return port;
   }
   static std::pair<int, json> Call(int port, const std::string& method, const std::string& path,
-                                   const json& body = json()) {
+                                   const json& body = json(), const std::string& token = "") {
     httplib::Client c("127.0.0.1", port);
     c.set_read_timeout(10, 0);
-    auto r = method == "GET" ? c.Get(path) : c.Post(path, body.dump(), "application/json");
+    if (!token.empty()) c.set_bearer_token_auth(token);
+    auto r = method == "GET" ? c.Get(path) : method == "DELETE" ? c.Delete(path) : c.Post(path, body.dump(), "application/json");
     if (!r) return {0, json()};
     json j = json::parse(r->body, nullptr, false);
     return {r->status, j};
@@ -202,7 +214,7 @@ TEST_F(TeamsE2E, GpusThatFreeUpGoToTeamsBelowTheirGuaranteeFirst) {
                                            "      - {type: A100-SXM4-40GB, count: 3}\n"
                                            "teams:\n  - {name: flood, guaranteed_gpus: 1}\n"
                                            "  - {name: vision, guaranteed_gpus: 1}\n  - {name: nlp, guaranteed_gpus: 1}\n";
-  const int port = Start(0, "--policy fastest-gpu");
+  const int port = Start(0);  // policy hase: its reservation yields to the reclaim (team_reclaim.h)
   ASSERT_GT(port, 0);
   auto submit = [&](const std::string& team) {
     auto [code, t] = Call(port, "POST", "/v1/tasks",
@@ -233,6 +245,230 @@ TEST_F(TeamsE2E, GpusThatFreeUpGoToTeamsBelowTheirGuaranteeFirst) {
   usage = Call(port, "GET", "/v1/usage").second;
   for (const char* team : {"flood", "vision", "nlp"}) EXPECT_EQ(TeamOf(usage, team)["gpus_in_use"], 1) << team;
   EXPECT_EQ(TeamOf(usage, "flood")["queued"], 3);
+}
+
+// The live plan knows the quota (issue 27 in `hase serve`): a task its team's max_gpus holds
+// back is planned for when the team's first task ends, not on the idle GPU, and its `why` says
+// so; the pass then starts it when the plan said. Real processes (--executor) of predicted
+// length: 200 batches of 10 ms = 2 s, `sleep 2`.
+TEST_F(TeamsE2E, PlanPredictsWhenAQuotaHeldTaskStartsAndThePassStartsItThen) {
+  std::ofstream(dir_ + "/cluster.yaml") << "name: q\nmax_tasks_per_gpu: 1\nnodes:\n  - name: a\n    gpus:\n"
+                                           "      - {type: A100-SXM4-40GB, count: 3}\n"
+                                           "teams:\n  - {name: flood, guaranteed_gpus: 1, max_gpus: 2}\n"
+                                           "  - {name: vision, guaranteed_gpus: 1}\n";
+  const int port = Start(0, "--executor");
+  ASSERT_GT(port, 0);
+  auto submit = [&](int batches, const std::string& sleep) {
+    auto [code, t] = Call(port, "POST", "/v1/tasks",
+                          json{{"model", "resnet50"}, {"batch_size", 8}, {"num_batches", batches}, {"team", "flood"},
+                               {"command", "sleep " + sleep}});
+    EXPECT_EQ(code, 201) << t.dump();
+    return t["id"].is_number_integer() ? t["id"].get<int64_t>() : int64_t{-1};
+  };
+  // One at a time: the queue order of the default objective is by predicted length, so tasks
+  // landing in one pass need not start in submission order.
+  const int64_t f0 = submit(200, "2");
+  ASSERT_GE(f0, 0);
+  const json r0 = WaitTask(port, f0, [](const json& t) { return t["state"] == "running"; });
+  ASSERT_EQ(r0["state"], "running") << r0.dump();
+  const int64_t f1 = submit(400, "4");
+  ASSERT_GE(f1, 0);
+  ASSERT_EQ(WaitTask(port, f1, [](const json& t) { return t["state"] == "running"; })["state"], "running");
+  const int64_t f2 = submit(100, "1");
+  ASSERT_GE(f2, 0);
+  // f2: a GPU is idle, but flood holds its maximum of 2. The plan starts it when f0 ends.
+  const json held = WaitTask(port, f2, [](const json& t) {
+    return t["why"].is_object() && t["why"]["kind"] == "quota" && t["predicted"]["start_s"].is_number();
+  });
+  ASSERT_EQ(held["why"]["kind"], "quota") << held.dump();
+  EXPECT_EQ(held["why"]["team"], "flood");
+  EXPECT_EQ(held["why"]["used_gpus"], 2);
+  EXPECT_EQ(held["why"]["max_gpus"], 2);
+  EXPECT_NE(held["why"]["text"].get<std::string>().find("team flood is at its maximum of 2 GPUs"), std::string::npos);
+  ASSERT_TRUE(held["predicted"]["start_s"].is_number()) << held.dump();
+  const double predicted = held["predicted"]["start_s"].get<double>();
+  const double f0_started = r0["times"]["started_s"].get<double>();
+  EXPECT_NEAR(predicted, f0_started + 2.0, 0.3) << held.dump();  // f0's predicted end, not now
+  // What the pass does: f2 starts when f0 has ended, within a pass and a process start.
+  const json started = WaitTask(port, f2, [](const json& t) { return t["state"] != "queued"; });
+  ASSERT_TRUE(started["times"]["started_s"].is_number()) << started.dump();
+  const double actual = started["times"]["started_s"].get<double>();
+  EXPECT_NEAR(actual, predicted, 0.75) << "predicted " << predicted << " actual " << actual;
+  const json ended0 = Call(port, "GET", "/v1/tasks/" + std::to_string(f0)).second;
+  EXPECT_GE(actual, ended0["times"]["ended_s"].get<double>() - 1e-3) << ended0.dump();
+  std::printf("quota-held task: predicted start %.3f s after f0 started, actual %.3f s (error %.3f s)\n",
+              predicted - f0_started, actual - f0_started, actual - predicted);
+}
+
+// Fair share orders the live pass between teams at the same guarantee level (both over their
+// guarantee of 0): team a has used the GPU, team b nothing, so b's task, queued after a's,
+// goes first; the plan says so (why.kind team_share) and predicts both starts.
+TEST_F(TeamsE2E, FairShareOrdersThePassAndThePlanSaysWhy) {
+  std::ofstream(dir_ + "/cluster.yaml") << "name: fs\nmax_tasks_per_gpu: 1\nnodes:\n  - name: a\n    gpus:\n"
+                                           "      - {type: A100-SXM4-40GB, count: 1}\n"
+                                           "teams:\n  - {name: a}\n  - {name: b}\n"
+                                           "fair_share: {half_life_s: 3600}\n";
+  const int port = Start(0, "--executor");
+  ASSERT_GT(port, 0);
+  auto submit = [&](const std::string& team, int batches, const std::string& sleep) {
+    auto [code, t] = Call(port, "POST", "/v1/tasks",
+                          json{{"model", "resnet50"}, {"batch_size", 8}, {"num_batches", batches}, {"team", team},
+                               {"command", "sleep " + sleep}});
+    EXPECT_EQ(code, 201) << t.dump();
+    return t["id"].is_number_integer() ? t["id"].get<int64_t>() : int64_t{-1};
+  };
+  const int64_t a1 = submit("a", 200, "2");
+  ASSERT_GE(a1, 0);
+  const json r1 = WaitTask(port, a1, [](const json& t) { return t["state"] == "running"; });
+  ASSERT_EQ(r1["state"], "running");
+  const int64_t a2 = submit("a", 100, "1");
+  const int64_t b1 = submit("b", 100, "1");
+  ASSERT_GE(a2, 0);
+  ASSERT_GE(b1, 0);
+  const json wa = WaitTask(port, a2, [](const json& t) { return t["why"].is_object() && t["why"]["kind"] == "team_share"; });
+  ASSERT_EQ(wa["why"]["kind"], "team_share") << wa.dump();
+  EXPECT_EQ(wa["why"]["task"], b1);
+  EXPECT_EQ(wa["why"]["team"], "a");
+  EXPECT_EQ(wa["why"]["other_team"], "b");
+  ASSERT_TRUE(wa["why"]["fair_share"].is_number() && wa["why"]["other_fair_share"].is_number()) << wa.dump();
+  EXPECT_LT(wa["why"]["fair_share"].get<double>(), wa["why"]["other_fair_share"].get<double>()) << wa.dump();
+  EXPECT_NE(wa["why"]["text"].get<std::string>().find("fair-share factor"), std::string::npos) << wa.dump();
+  std::printf("why: %s\n", wa["why"].dump().c_str());
+  const json wb = WaitTask(port, b1, [](const json& t) { return t["predicted"]["start_s"].is_number(); });
+  ASSERT_TRUE(wb["predicted"]["start_s"].is_number()) << wb.dump();
+  ASSERT_TRUE(wa["predicted"]["start_s"].is_number()) << wa.dump();
+  ASSERT_TRUE(wa["why"]["fair_share"].is_number() && wa["why"]["other_fair_share"].is_number()) << wa.dump();
+  const double pb = wb["predicted"]["start_s"].get<double>(), pa = wa["predicted"]["start_s"].get<double>();
+  EXPECT_NEAR(pa - pb, 1.0, 0.05) << wa.dump() << wb.dump();  // a2 after b1's predicted second
+  // The pass does what the plan said: b1 first, then a2.
+  const json sb = WaitTask(port, b1, [](const json& t) { return t["times"]["started_s"].is_number(); });
+  const json sa = WaitTask(port, a2, [](const json& t) { return t["times"]["started_s"].is_number(); });
+  ASSERT_TRUE(sb["times"]["started_s"].is_number() && sa["times"]["started_s"].is_number()) << sb.dump() << sa.dump();
+  const double ab = sb["times"]["started_s"].get<double>(), aa = sa["times"]["started_s"].get<double>();
+  EXPECT_LT(ab, aa);
+  EXPECT_NEAR(ab, pb, 0.75);
+  EXPECT_NEAR(aa, pa, 0.75);
+  std::printf("fair share: b1 predicted %.3f actual %.3f; a2 predicted %.3f actual %.3f (s after a1 started)\n",
+              pb - r1["times"]["started_s"].get<double>(), ab - r1["times"]["started_s"].get<double>(),
+              pa - r1["times"]["started_s"].get<double>(), aa - r1["times"]["started_s"].get<double>());
+}
+
+// Access follows teams (issue #26 item 4), over real HTTP: a team's token submits only as its
+// team and sees, cancels and completes only its tasks; lists filter; GPUs are for admins; the
+// audit log names who did what; SIGHUP rotates the tokens without a restart.
+TEST_F(TeamsE2E, TeamTokensSeeAndCancelOnlyTheirTeamsTasksAndRotateOnSighup) {
+  const std::string admin = "adm1n-0123456789abcdef", alice = "al1ce-0123456789abcdef", bob = "b0b-0123456789abcdef00";
+  const std::string alice2 = "al1ce-rotated-0123456789";
+  const std::string tokens = dir_ + "/tokens";
+  auto write_tokens = [&](const std::string& text) {
+    std::ofstream(tokens + ".new") << text;
+    ::chmod((tokens + ".new").c_str(), 0600);
+    std::filesystem::rename(tokens + ".new", tokens);  // atomically, as a Secret update does
+  };
+  write_tokens("# the old format: a token alone is an admin token\n" + admin + "\n" + alice +
+               " name=alice team=vision\n" + bob + " name=bob team=flood  # flood's pipeline\n");
+  const std::string audit = dir_ + "/audit.jsonl";
+  const int port = Start(0, "--token-file " + tokens + " --audit-log " + audit);
+  ASSERT_GT(port, 0);
+  const json task{{"model", "resnet50"}, {"batch_size", 8}, {"num_batches", 100000}};
+  // alice submits without a team: vision's; as flood: 403 naming both.
+  auto [c1, v1] = Call(port, "POST", "/v1/tasks", task, alice);
+  ASSERT_EQ(c1, 201) << v1.dump();
+  EXPECT_EQ(v1["team"], "vision");
+  json as_flood = task;
+  as_flood["team"] = "flood";
+  auto [c2, e2] = Call(port, "POST", "/v1/tasks", as_flood, alice);
+  EXPECT_EQ(c2, 403) << e2.dump();
+  EXPECT_EQ(e2["error"]["code"], "permission_denied");
+  EXPECT_NE(e2["error"]["message"].get<std::string>().find("token 'alice' of team vision may not submit as team flood"),
+            std::string::npos) << e2.dump();
+  auto [c3, f1] = Call(port, "POST", "/v1/tasks", task, bob);
+  ASSERT_EQ(c3, 201);
+  EXPECT_EQ(f1["team"], "flood");
+  const int64_t vid = v1["id"].get<int64_t>(), fid = f1["id"].get<int64_t>();
+  // Reads: alice's list has vision's task only; bob's task is 403 to her; admin sees both.
+  auto [l1, alist] = Call(port, "GET", "/v1/tasks", json(), alice);
+  ASSERT_EQ(l1, 200);
+  ASSERT_EQ(alist["tasks"].size(), 1u) << alist.dump();
+  EXPECT_EQ(alist["tasks"][0]["id"], vid);
+  EXPECT_EQ(Call(port, "GET", "/v1/tasks", json(), admin).second["tasks"].size(), 2u);
+  auto [g1, ge] = Call(port, "GET", "/v1/tasks/" + std::to_string(fid), json(), alice);
+  EXPECT_EQ(g1, 403) << ge.dump();
+  EXPECT_NE(ge["error"]["message"].get<std::string>().find("may not read task " + std::to_string(fid) + " of team flood"),
+            std::string::npos) << ge.dump();
+  // With team tokens, reading without a token is refused even on loopback.
+  EXPECT_EQ(Call(port, "GET", "/v1/tasks").first, 401);
+  // The queue plan shows alice her own tasks only.
+  json q;
+  for (int i = 0; i < 100; ++i) {
+    auto [qc, qj] = Call(port, "GET", "/v1/queue", json(), alice);
+    q = qj;
+    if (qc == 200) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(q["team"], "vision") << q.dump();
+  for (const json& t : q["placed"]) EXPECT_EQ(t["id"], vid) << q.dump();
+  // Cancel: alice cannot cancel bob's (403), bob can; GPUs are admin only.
+  EXPECT_EQ(Call(port, "POST", "/v1/tasks/" + std::to_string(fid) + "/cancel", json::object(), alice).first, 403);
+  EXPECT_EQ(Call(port, "DELETE", "/v1/tasks/" + std::to_string(fid), json(), alice).first, 403);
+  EXPECT_EQ(Call(port, "GET", "/v1/tasks/" + std::to_string(fid), json(), admin).second["state"], "running");
+  auto [cc, cj] = Call(port, "POST", "/v1/tasks/" + std::to_string(fid) + "/cancel", json::object(), bob);
+  EXPECT_EQ(cc, 200) << cj.dump();
+  EXPECT_EQ(cj["state"], "cancelled");
+  auto [dc, dj] = Call(port, "POST", "/v1/gpus/0/drain", json::object(), alice);
+  EXPECT_EQ(dc, 403) << dj.dump();
+  EXPECT_EQ(Call(port, "POST", "/v1/gpus/0/drain", json::object(), admin).first, 200);
+  EXPECT_EQ(Call(port, "POST", "/v1/gpus/0/resume", json::object(), admin).first, 200);
+
+  // Rotation: alice's token replaced; SIGHUP; the old one is refused, the new one works, the
+  // others keep working; no restart (same pid, same port).
+  write_tokens(admin + " name=ops admin\n" + alice2 + " name=alice team=vision\n" + bob + " name=bob team=flood\n");
+  ASSERT_EQ(::kill(pid_, SIGHUP), 0);
+  int old_code = 0;
+  for (int i = 0; i < 200 && (old_code = Call(port, "GET", "/v1/tasks", json(), alice).first) != 401; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(old_code, 401);
+  auto [n1, nlist] = Call(port, "GET", "/v1/tasks", json(), alice2);
+  EXPECT_EQ(n1, 200);
+  EXPECT_EQ(nlist["tasks"].size(), 1u);
+  EXPECT_EQ(Call(port, "GET", "/v1/tasks/" + std::to_string(vid), json(), bob).first, 403);
+  // A broken file on SIGHUP leaves the tokens in force and says why.
+  write_tokens(alice2 + " name=alice team=nobody\n");
+  ASSERT_EQ(::kill(pid_, SIGHUP), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(Call(port, "GET", "/v1/tasks", json(), alice2).first, 200);
+  EXPECT_EQ(Call(port, "GET", "/v1/tasks", json(), admin).first, 200);
+  const std::string out = hase::testing::ReadFileForTest(dir_ + "/serve0.out");
+  EXPECT_NE(out.find("token file not reloaded, the previous tokens stay in force"), std::string::npos) << out;
+  EXPECT_NE(out.find("team 'nobody', not one of the daemon's teams"), std::string::npos) << out;
+
+  // The audit log: who did what, one JSON line each.
+  std::ifstream in(audit);
+  std::vector<json> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(json::parse(line));
+  auto find = [&](const std::string& who, const std::string& method, const std::string& path, int status) {
+    for (const json& l : lines) {
+      const json& e = l["event"];
+      if (e["who"] == who && e["method"] == method && e["path"] == path && e["status"] == status) return l;
+    }
+    return json();
+  };
+  const json sub = find("alice", "POST", "/v1/tasks", 201);
+  ASSERT_FALSE(sub.is_null()) << hase::testing::ReadFileForTest(audit);
+  EXPECT_EQ(sub["event"]["team"], "vision");
+  EXPECT_EQ(sub["event"]["role"], "team");
+  EXPECT_EQ(sub["event"]["detail"], "task " + std::to_string(vid) + " team vision");
+  EXPECT_TRUE(sub.contains("time"));
+  EXPECT_FALSE(find("alice", "POST", "/v1/tasks", 403).is_null());
+  EXPECT_FALSE(find("alice", "GET", "/v1/tasks/" + std::to_string(fid), 403).is_null());
+  EXPECT_FALSE(find("bob", "POST", "/v1/tasks/" + std::to_string(fid) + "/cancel", 200).is_null());
+  EXPECT_FALSE(find("alice", "POST", "/v1/gpus/0/drain", 403).is_null());
+  const json drain = find(TokenFingerprintForTest(admin), "POST", "/v1/gpus/0/drain", 200);
+  EXPECT_FALSE(drain.is_null());
+  EXPECT_EQ(drain["event"]["role"], "admin");
+  EXPECT_FALSE(find("unknown-token", "GET", "/v1/tasks", 401).is_null());  // alice's old token
+  EXPECT_FALSE(find("anonymous", "GET", "/v1/tasks", 401).is_null());
 }
 
 TEST_F(TeamsE2E, DaemonWithoutTeamsRefusesATeamAndReportsNone) {

@@ -10,6 +10,8 @@
 #include <unordered_map>
 
 #include "hase/sched/basic_plugins.h"
+#include "hase/sched/team_queue.h"
+#include "hase/sched/team_reclaim.h"
 #include "hase/sched/timeline.h"
 #include "hase/sched/wait_memo.h"
 
@@ -28,10 +30,15 @@ double DoneBelowMs(double t) { return std::max(kDoneMs, std::abs(t) * 1e-12); }
 
 class Planner {
  public:
-  Planner(const ClusterState& live, Policy& policy, const std::vector<Task>& queue, const QueuePlanOptions& options)
-      : state_(live), policy_(policy), queue_(queue), options_(options), model_(policy.oracle().contention()),
-        version_(live.gpus.size(), 0) {
+  Planner(const ClusterState& live, Policy& policy, const std::vector<Task>& queue, const QueuePlanOptions& options,
+          const QueuePlanTeams& teams)
+      : state_(live), policy_(policy), queue_(queue), options_(options), teams_(teams),
+        model_(policy.oracle().contention()), version_(live.gpus.size(), 0) {
     memo_.Reset(live.gpus.size());
+    if (teams.config && teams.config->enabled()) {
+      ledger_.emplace(*teams.config);
+      fair_.emplace(teams.ended ? *teams.ended : FairShare(*teams.config));
+    }
   }
 
   Result<QueuePlan> Go();
@@ -54,6 +61,16 @@ class Planner {
   // Ends what finished on `g` at `t`, starts its local queue, re-rates.
   void Advance(int g, double t);
   Status Pass(double t, bool first);
+  // Offers queue_[*it] to the policy and applies the decision; `*left` = it left the queue.
+  Status Offer(std::list<size_t>::iterator it, double t, bool first, bool* left);
+  // Teams (QueuePlanTeams): a pass in TeamQueue order; at now, also records quota holds.
+  Status TeamPass(double t, bool first);
+  int TeamOf(int task_id) const {
+    auto it = team_of_.find(task_id);
+    return it == team_of_.end() ? -2 : it->second;
+  }
+  void TeamStarted(int task_id, double t_ms);  // its fair-share segment opens
+  void TeamEnded(int task_id, double t_ms);    // charged; its team's GPU released
   void Extrapolate(double t);
   void Finish();
   bool OverBudget() const;
@@ -62,7 +79,27 @@ class Planner {
   Policy& policy_;
   const std::vector<Task>& queue_;
   const QueuePlanOptions options_;
+  const QueuePlanTeams& teams_;
   const ContentionModel& model_;
+  // Teams (empty optionals without): GPUs held, usage, and per task its team, its open run
+  // segment and, bound but not started, its speed for when it starts.
+  std::optional<QuotaLedger> ledger_;
+  std::optional<FairShare> fair_;
+  std::unordered_map<int, int> team_of_;
+  std::unordered_map<int, FairShare::Open> open_;
+  std::unordered_map<int, double> speed_;
+  // Teams: the waiting queue_ indices of each team (slot team + 1; 0 = teams not listed), in
+  // order, and each waiting index's place in waiting_ and in its team's list. A pass offers at
+  // most max_queue_scan tasks, so it needs only that many of each team: O(teams x scan) per
+  // pass, not O(queue).
+  std::vector<std::list<size_t>> team_waiting_;
+  std::vector<std::list<size_t>::iterator> waiting_pos_, team_pos_;
+  // Removes queue_[*it] from the waiting tasks (and its team's list).
+  void Leave(std::list<size_t>::iterator it) {
+    if (ledger_) team_waiting_[TeamSlot(queue_[*it].id)].erase(team_pos_[*it]);
+    waiting_.erase(it);
+  }
+  size_t TeamSlot(int task_id) const { return static_cast<size_t>(std::max(-1, TeamOf(task_id)) + 1); }
   std::vector<uint64_t> version_;
   std::priority_queue<End, std::vector<End>, std::greater<End>> ends_;
   std::unordered_map<int, Span> span_;       // every task placed or planned
@@ -119,23 +156,120 @@ void Planner::Advance(int g, double t) {
   for (auto it = running.begin(); it != running.end();) {
     if (it->RemainingAt(t) <= DoneBelowMs(t)) {
       span_[it->task_id].end = t;
+      if (ledger_) TeamEnded(it->task_id, t);
       it = running.erase(it);
     } else {
       ++it;
     }
   }
-  while (const std::optional<QueuedTask> q = gpu.StartNextQueued(t)) span_[q->task_id].start = t;
+  while (const std::optional<QueuedTask> q = gpu.StartNextQueued(t)) {
+    span_[q->task_id].start = t;
+    if (ledger_) TeamStarted(q->task_id, t);
+  }
   Rerate(g, t);
   MarkChanged(g);
+}
+
+void Planner::TeamStarted(int task_id, double t_ms) {
+  auto sp = speed_.find(task_id);
+  const double speed = sp == speed_.end() ? 1.0 : sp->second;
+  open_[task_id] = FairShare::Open{TeamOf(task_id), t_ms / 1000.0, speed};
+}
+
+void Planner::TeamEnded(int task_id, double t_ms) {
+  auto it = open_.find(task_id);
+  if (it != open_.end()) {
+    fair_->Charge(it->second.team, it->second.start_s, t_ms / 1000.0, it->second.speed);
+    open_.erase(it);
+  }
+  ledger_->Release(TeamOf(task_id));
 }
 
 Status Planner::Pass(double t, bool first) {
   state_.now_ms = t;
   policy_.BeginPass(state_);
+  if (ledger_) return TeamPass(t, first);
   int scanned = 0;
   for (auto it = waiting_.begin(); it != waiting_.end();) {
     if (scanned >= policy_.options().max_queue_scan || policy_.PassSettled(state_)) break;
     ++scanned;
+    bool left = false;
+    auto next = std::next(it);
+    HASE_RETURN_IF_ERROR(Offer(it, t, first, &left));
+    it = left ? next : std::next(it);
+  }
+  ++plan_.passes;
+  return Status::OK();
+}
+
+Status Planner::TeamPass(double t, bool first) {
+  // The first max_queue_scan waiting tasks of each team, in queue order: all a pass can offer.
+  const size_t scan = static_cast<size_t>(std::max(0, policy_.options().max_queue_scan));
+  std::vector<size_t> ks;
+  for (const std::list<size_t>& team : team_waiting_) {
+    size_t n = 0;
+    for (auto it = team.begin(); it != team.end() && n < scan; ++it, ++n) ks.push_back(*it);
+  }
+  std::sort(ks.begin(), ks.end());
+  std::vector<std::list<size_t>::iterator> order;
+  std::vector<TeamQueue::Item> items;
+  std::vector<int> ids;
+  order.reserve(ks.size());
+  items.reserve(ks.size());
+  ids.reserve(ks.size());
+  for (size_t k : ks) {
+    const Task& task = queue_[k];
+    order.push_back(waiting_pos_[k]);
+    items.push_back({TeamOf(task.id), task.priority});
+    ids.push_back(task.id);
+  }
+  // Reservation holders beyond those prefixes still have their reservation judged.
+  std::vector<TeamQueue::Item> yield_items = items;
+  std::vector<int> yield_ids = ids;
+  for (const auto& [holder, gpu] : state_.reservation_of_task) {
+    auto at = index_.find(holder);
+    if (at == index_.end() || plan_.tasks[at->second].outcome != PlannedTask::Outcome::kStuck ||
+        std::binary_search(ks.begin(), ks.end(), at->second)) {
+      continue;  // not waiting, or already among the items
+    }
+    yield_items.push_back({TeamOf(holder), queue_[at->second].priority});
+    yield_ids.push_back(holder);
+  }
+  std::vector<FairShare::Open> open;
+  open.reserve(open_.size());
+  for (const auto& [id, o] : open_) open.push_back(o);
+  std::vector<double> factors;
+  for (const TeamUsage& u : fair_->Snapshot(t / 1000.0, open)) factors.push_back(u.factor);
+  for (const auto& [id, gpu] : YieldReservationsToTeamOrder(state_, policy_, *ledger_, factors, yield_items, yield_ids)) {
+    MarkChanged(gpu);
+  }
+  TeamQueue tq(*ledger_, std::move(factors), items);
+  int scanned = 0;
+  for (int i; scanned < policy_.options().max_queue_scan && (i = tq.Next()) >= 0; ++scanned) {
+    if (policy_.PassSettled(state_)) break;
+    bool left = false;
+    const int task_id = queue_[*order[i]].id;
+    HASE_RETURN_IF_ERROR(Offer(order[i], t, first, &left));
+    if (!left || plan_.tasks[index_.at(task_id)].outcome != PlannedTask::Outcome::kPlanned) continue;
+    // Bound: the heads of other teams queued before it wait for their team's turn.
+    const int team = items[i].team;
+    for (int q = -1; q < static_cast<int>(teams_.config->teams.size()); ++q) {
+      if (q == team) continue;
+      const int h = tq.Head(q);
+      if (h < 0 || h > i) continue;
+      PlannedTask& p = plan_.tasks[*order[h]];
+      if (p.overtaken_by < 0) p.overtaken_by = task_id;
+    }
+  }
+  if (first) {
+    for (size_t k : waiting_) plan_.tasks[k].first_hold = ledger_->Check(TeamOf(queue_[k].id));
+  }
+  ++plan_.passes;
+  return Status::OK();
+}
+
+Status Planner::Offer(std::list<size_t>::iterator it, double t, bool first, bool* left) {
+  {
     const size_t k = *it;
     const Task& task = queue_[k];
     PlannedTask& p = plan_.tasks[k];
@@ -153,8 +287,9 @@ Status Planner::Pass(double t, bool first) {
         p.first_kind = Decision::Kind::kReject;
       }
       p.first_reason = d.status().ToString();
-      it = waiting_.erase(it);
-      continue;
+      Leave(it);
+      *left = true;
+      return Status::OK();
     }
     if (first) {
       p.offered_now = true;
@@ -168,11 +303,11 @@ Status Planner::Pass(double t, bool first) {
         policy_.Commit(task, *d, cycle, state_);
         p.outcome = PlannedTask::Outcome::kRejected;
         if (!first) p.first_reason = d->reason;
-        it = waiting_.erase(it);
+        Leave(it);
+        *left = true;
         break;
       case Decision::Kind::kWait:
         policy_.Commit(task, *d, cycle, state_);
-        ++it;
         break;
       case Decision::Kind::kBind: {
         const int held = state_.ReservedGpuOf(task.id);
@@ -182,8 +317,18 @@ Status Planner::Pass(double t, bool first) {
         p.bound_ms = t;
         Span& s = span_[task.id];
         s.gpu = d->gpu;
+        if (ledger_) {
+          ledger_->Hold(TeamOf(task.id));
+          const size_t types = state_.cluster.types.size();
+          const int type = state_.cluster.gpus[d->gpu].type;
+          speed_[task.id] = teams_.queued_speed.size() == queue_.size() * types ? teams_.queued_speed[k * types + type]
+                            : teams_.speed                                    ? teams_.speed(task, type)
+                                                                              : 1.0;
+        }
         for (const RunningTask& rt : state_.gpus[d->gpu].running) {
-          if (rt.task_id == task.id) s.start = t;
+          if (rt.task_id != task.id) continue;
+          s.start = t;
+          if (ledger_) TeamStarted(task.id, t);
         }
         Rerate(d->gpu, t);
         MarkChanged(d->gpu);
@@ -191,12 +336,12 @@ Status Planner::Pass(double t, bool first) {
           policy_.OnGpuChanged(state_, held);
           MarkChanged(held);
         }
-        it = waiting_.erase(it);
+        Leave(it);
+        *left = true;
         break;
       }
     }
   }
-  ++plan_.passes;
   return Status::OK();
 }
 
@@ -313,12 +458,24 @@ Result<QueuePlan> Planner::Go() {
   const double now = state_.now_ms;
   plan_.tasks.resize(queue_.size());
   cycles_.resize(queue_.size());
+  waiting_pos_.reserve(queue_.size());
+  if (ledger_) {
+    team_waiting_.resize(teams_.config->teams.size() + 1);
+    team_pos_.reserve(queue_.size());
+  }
   for (size_t k = 0; k < queue_.size(); ++k) {
     if (!index_.emplace(queue_[k].id, k).second) {
       return Status::InvalidArgument("task id " + std::to_string(queue_[k].id) + " is twice in the queue");
     }
     plan_.tasks[k].task_id = queue_[k].id;
     waiting_.push_back(k);
+    waiting_pos_.push_back(std::prev(waiting_.end()));
+    if (ledger_) {
+      team_of_[queue_[k].id] = teams_.config->TeamOf(queue_[k]);
+      std::list<size_t>& team = team_waiting_[TeamSlot(queue_[k].id)];
+      team.push_back(k);
+      team_pos_.push_back(std::prev(team.end()));
+    }
   }
   // What is on the GPUs now.
   for (size_t g = 0; g < state_.gpus.size(); ++g) {
@@ -327,6 +484,22 @@ Result<QueuePlan> Planner::Go() {
   }
   std::vector<int> placed_ids;
   for (const auto& [id, s] : span_) placed_ids.push_back(id);
+  if (ledger_) {
+    std::vector<FairShare::Open> open;
+    for (int id : placed_ids) {
+      auto it = teams_.placed.find(id);
+      const QueuePlanTeams::Placed p = it == teams_.placed.end() ? QueuePlanTeams::Placed{} : it->second;
+      team_of_[id] = p.team;
+      ledger_->Hold(p.team);
+      speed_[id] = p.speed;
+      if (!std::isnan(p.started_s)) {
+        open_[id] = FairShare::Open{p.team, p.started_s, p.speed};
+        open.push_back(open_[id]);
+      }
+    }
+    plan_.team_usage = fair_->Snapshot(now / 1000.0, open);
+    for (size_t i = 0; i < teams_.config->teams.size(); ++i) plan_.team_gpus.push_back(ledger_->used(static_cast<int>(i)));
+  }
   for (size_t g = 0; g < state_.gpus.size(); ++g) Rerate(static_cast<int>(g), now);
   HASE_RETURN_IF_ERROR(Pass(now, /*first=*/true));
   bool stopped = false;
@@ -375,8 +548,8 @@ Result<QueuePlan> Planner::Go() {
 }  // namespace
 
 Result<QueuePlan> PlanQueue(const ClusterState& live, Policy& policy, const std::vector<Task>& queue,
-                            const QueuePlanOptions& options) {
-  Planner p(live, policy, queue, options);
+                            const QueuePlanOptions& options, const QueuePlanTeams& teams) {
+  Planner p(live, policy, queue, options, teams);
   return p.Go();
 }
 

@@ -18,15 +18,21 @@
 // policy built for the plan (MakePolicy), not one that drives live decisions.
 #pragma once
 
+#include <functional>
 #include <limits>
+#include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "hase/base/status.h"
 #include "hase/sched/cluster_state.h"
+#include "hase/sched/fair_share.h"
 #include "hase/sched/framework.h"
 #include "hase/sched/policy.h"
+#include "hase/sched/quota.h"
 #include "hase/sched/task.h"
+#include "hase/sched/team_config.h"
 
 namespace hase::sched {
 
@@ -34,6 +40,31 @@ struct QueuePlanOptions {
   // Affects performance (and how much of the plan is exact).
   double budget_ms = 250;       // wall-clock time the forward run may take, ms
   int64_t max_decisions = 1 << 20;  // Policy::Schedule calls at most
+};
+
+// Teams (docs/teams.md): with a config, every pass of the plan is a team pass as in the
+// simulator and the daemon: tasks are offered in TeamQueue order (team_queue.h) with each
+// team's fair-share factor at that instant (fair_share.h: usage so far plus what the plan runs),
+// tasks of a team at its max_gpus are held (quota.h), and borrowers' reservations yield to a
+// team below its guarantee (team_reclaim.h). Times in seconds on the state's clock
+// (ClusterState::now_ms / 1000).
+struct QueuePlanTeams {
+  const TeamConfig* config = nullptr;  // null or disabled: one queue, as before teams
+  // Usage of runs already ended (FairShare::Charge). Copied; null = none.
+  const FairShare* ended = nullptr;
+  // Each running or bound task at the start: its team (TeamConfig index, -1 none), its
+  // equivalent speed on its GPU (EquivalentSpeed) and, when running, its start (s).
+  struct Placed {
+    int team = -1;
+    double speed = 1;
+    double started_s = std::numeric_limits<double>::quiet_NaN();  // NaN: bound, not started
+  };
+  std::unordered_map<int, Placed> placed;
+  // Equivalent speed of a queued task on a GPU type (EquivalentSpeed): `queued_speed[k * T +
+  // type]` for the k-th task of the queue and T cluster types when its size is queue × T, else
+  // `speed` (null = 1).
+  std::vector<double> queued_speed;
+  std::function<double(const Task&, int type)> speed;
 };
 
 // One waiting task's plan. Times are on the state's clock (ms); +inf where unknown.
@@ -60,6 +91,12 @@ struct PlannedTask {
   std::string first_reason;
   int first_gpu = -1;
   bool first_reserve = false;
+  // Teams: its team's quota held it at the state's now (the first pass ended with its team at
+  // max_gpus): the hold then.
+  std::optional<QuotaHold> first_hold;
+  // Teams: the first task of another team, queued after it, that the team order placed before
+  // it (bound earlier in the plan): it waits for its team's share. -1 none.
+  int overtaken_by = -1;
 };
 
 // A task already running or bound at the start, as the plan predicts it.
@@ -85,13 +122,18 @@ struct QueuePlan {
   int64_t passes = 0;     // passes over the waiting tasks
   bool complete = true;   // false: budget reached, some tasks extrapolated
   double compute_ms = 0;  // wall time the plan took, ms
+  // Teams: each team's usage and fair-share factor, and the GPUs it held, at the state's now
+  // (indexed like TeamConfig::teams; empty without teams).
+  std::vector<TeamUsage> team_usage;
+  std::vector<int> team_gpus;
 };
 
 // Plans `queue` (waiting tasks, in the policy's queue order, ids unique and distinct from the
 // tasks on the GPUs) on a copy of `live`. `live` must be current (Policy::OnGpuChanged called
 // for every changed GPU). Errors: the policy's Internal errors; InvalidArgument for a duplicate
 // task id.
+// `teams`: see QueuePlanTeams (default: no teams).
 Result<QueuePlan> PlanQueue(const ClusterState& live, Policy& policy, const std::vector<Task>& queue,
-                            const QueuePlanOptions& options = {});
+                            const QueuePlanOptions& options = {}, const QueuePlanTeams& teams = {});
 
 }  // namespace hase::sched

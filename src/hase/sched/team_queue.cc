@@ -40,4 +40,10 @@ int TeamQueue::Next() {
   return queues_[best][head_[best]++];
 }
 
+int TeamQueue::Head(int team) const {
+  const size_t teams = queues_.size() - 1;
+  const size_t q = (team >= 0 && static_cast<size_t>(team) < teams) ? static_cast<size_t>(team) : teams;
+  return head_[q] < queues_[q].size() ? queues_[q][head_[q]] : -1;
+}
+
 }  // namespace hase::sched

@@ -30,6 +30,9 @@ class TeamQueue {
   // Index into `items` of the next task to offer; -1 when every team below its maximum has
   // been drained. Each item is returned at most once.
   int Next();
+  // Index into `items` of the next task Next would give of team `team` (a TeamConfig index;
+  // -1 = the teams not listed), or -1 when that team's queue is drained.
+  int Head(int team) const;
 
  private:
   const QuotaLedger& ledger_;

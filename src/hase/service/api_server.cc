@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <initializer_list>
+#include <set>
 #include <string_view>
 
 #include <limits>
@@ -22,10 +23,12 @@
 namespace hase::service {
 namespace {
 
-// A queued task its team's quota holds back (docs/teams.md): `why` names the quota, not the
-// plan's GPU (the plan knows nothing of quotas).
+// A queued task its team's quota held back in the last pass (docs/teams.md). The plan made
+// after that pass says so too, with the predicted start (why.kind "quota"); until that plan is
+// published (why.kind "pending") or where it disagrees, the pass's hold is what `why` says.
 void AttachQuotaHold(nlohmann::json& task, const std::optional<sched::QuotaHold>& hold) {
   if (!hold) return;
+  if (task.contains("why") && task["why"].is_object() && task["why"].value("kind", "") == "quota") return;
   task["why"] = nlohmann::json{{"kind", "quota"},         {"team", hold->team},
                      {"used_gpus", hold->used_gpus}, {"guaranteed_gpus", hold->guaranteed_gpus},
                      {"max_gpus", hold->max_gpus}, {"text", hold->Text()}};
@@ -51,6 +54,13 @@ void SendError(httplib::Response& res, const Status& s, int status = 0) {
   if (!status && s.IsIO()) res.set_header("Retry-After", "10");
   SendJson(res, status ? status : HttpStatusOf(s),
            json{{"error", {{"code", CodeName(s.code())}, {"message", s.message()}, {"where", s.where()}, {"hint", s.hint()}}}});
+}
+
+// 403: an authenticated caller asked for something its token does not allow (api_auth.h).
+void SendForbidden(httplib::Response& res, const std::string& message, const std::string& where,
+                   const std::string& hint) {
+  SendJson(res, 403, json{{"error", {{"code", "permission_denied"}, {"message", message}, {"where", where.substr(0, 128)},
+                                     {"hint", hint}}}});
 }
 
 Result<int64_t> IdOf(const httplib::Request& req, const char* what = "task") {
@@ -186,7 +196,12 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions option
     : daemon_(daemon),
       extender_(extender),
       options_(std::move(options)),
-      tokens_(options_.tokens),
+      tokens_([&] {
+        std::vector<ApiToken> all = options_.token_entries;
+        const TokenSet admins(options_.tokens);
+        for (const std::string& t : options_.tokens) all.push_back(*admins.Find(t));
+        return std::make_shared<const TokenSet>(std::move(all));
+      }()),
       extender_tokens_(options_.extender_tokens),
       server_(std::make_unique<GuardedServer>(options_.limits)) {
   GuardedServer& s = *server_;
@@ -225,33 +240,87 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions option
   });
   // Every handler: not evictable from here on (GuardedServer::MarkBusy), then the access check.
   using Handler = httplib::Server::Handler;
+  // Every change, and every refused request, goes to the audit log naming who (Audit).
   auto guard = [this](Access access, Handler h) {
     return [this, access, h = std::move(h)](const httplib::Request& req, httplib::Response& res) {
       GuardedServer::MarkBusy();
+      const Caller who = CallerOf(req);
       if (!Allowed(access, req)) {
         res.set_header("WWW-Authenticate", "Bearer");
-        return SendJson(res, 401,
-                        json{{"error",
-                              {{"code", "unauthenticated"},  // lower case as CodeName's
-                               {"message", "missing or wrong bearer token"},
-                               {"where", req.path.substr(0, 64)},
-                               {"hint", "send 'Authorization: Bearer <token>' with a token of --token-file"}}}});
+        SendJson(res, 401,
+                 json{{"error",
+                       {{"code", "unauthenticated"},  // lower case as CodeName's
+                        {"message", "missing or wrong bearer token"},
+                        {"where", req.path.substr(0, 64)},
+                        {"hint", "send 'Authorization: Bearer <token>' with a token of --token-file"}}}});
+        return Audit(who, req, res.status, "");
+      }
+      if (access == Access::kAdmin && !who.admin()) {
+        SendForbidden(res, "token '" + who.name + "' of team " + who.team + " may not " + req.method + " " + req.path,
+                      req.path, "GPUs, nodes and what-if are for admin tokens (api_auth.h)");
+        return Audit(who, req, res.status, "");
       }
       h(req, res);
+      // Changes, not reads: POST /v1/advise and the extender's filter / prioritize are
+      // questions, and a 2xx heartbeat (every few seconds per outside task) changes no more than
+      // a lease; their refusals are logged all the same.
+      const bool refused = res.status == 401 || res.status == 403;
+      const bool change = (access == Access::kMutate || access == Access::kAdmin ||
+                           (access == Access::kExtender && req.path.size() >= 5 &&
+                            req.path.compare(req.path.size() - 5, 5, "/bind") == 0)) &&
+                          !(res.status / 100 == 2 && req.path.find("/heartbeat") != std::string::npos);
+      if (change || refused) {
+        std::string detail;
+        if (req.method == "POST" && req.path == "/v1/tasks" && res.status / 100 == 2) {
+          const json j = json::parse(res.body, nullptr, false);
+          if (j.is_object() && j.contains("id")) {
+            detail = "task " + j["id"].dump() + " team " + j.value("team", std::string("-"));
+          }
+        }
+        Audit(who, req, res.status, detail);
+      }
     };
+  };
+  // A team token acts on its own team's tasks only (api_auth.h): 403 naming both teams.
+  auto may_touch = [this](const httplib::Request& req, httplib::Response& res, int64_t id, const char* action) {
+    const Caller who = CallerOf(req);
+    if (who.admin()) return true;
+    std::optional<TaskRecord> r = daemon_.Get(id);
+    if (!r || r->spec.team == who.team) return true;  // absent: the handler's 404
+    SendForbidden(res,
+                  "token '" + who.name + "' of team " + who.team + " may not " + action + " task " + std::to_string(id) +
+                      " of team " + (r->spec.team.empty() ? std::string("(none)") : r->spec.team),
+                  req.path, "a team's token reads, cancels and completes only its own team's tasks; use an admin token");
+    return false;
   };
   // Route registration with the access each needs.
   auto get = [&](const std::string& p, Access a, Handler h) { s.Get(p, guard(a, std::move(h))); };
   auto post = [&](const std::string& p, Access a, Handler h) { s.Post(p, guard(a, std::move(h))); };
   auto del = [&](const std::string& p, Access a, Handler h) { s.Delete(p, guard(a, std::move(h))); };
-  constexpr Access kRead = Access::kRead, kMutate = Access::kMutate;
+  constexpr Access kRead = Access::kRead, kMutate = Access::kMutate, kAdmin = Access::kAdmin;
   post("/v1/tasks", kMutate, [this](const httplib::Request& req, httplib::Response& res) {
     Result<json> body = ParseRequestJson(req.body, "task body");
     if (!body.ok()) return SendError(res, body.status());
     Result<TaskSpec> spec = TaskSpecFromJson(*body);
     if (!spec.ok()) return SendError(res, spec.status());
+    const Caller who = CallerOf(req);
+    if (!who.admin()) {
+      // A team's token submits as its team: no team named (nor a pod namespace of another
+      // team) means its own; another team is refused.
+      if (spec->team.empty() && spec->pod.empty()) spec->team = who.team;
+      Result<std::string> team = daemon_.TeamOfSpec(*spec);
+      if (!team.ok()) return SendError(res, team.status());
+      if (*team != who.team) {
+        return SendForbidden(res, "token '" + who.name + "' of team " + who.team + " may not submit as team " + *team,
+                             "task field 'team'", "leave 'team' out (it is " + who.team + ") or use team " + who.team);
+      }
+    }
     Result<TaskStore::Inserted> ins = daemon_.Submit(*spec);
     if (!ins.ok()) return SendError(res, ins.status());
+    if (!who.admin() && ins->record.spec.team != who.team) {  // an idempotency key of another team's task
+      return SendForbidden(res, "key '" + ins->record.spec.key + "' names a task of another team", "task field 'key'",
+                           "use a key of your own");
+    }
     SendJson(res, ins->created ? 201 : 200, TaskRecordToJson(ins->record));
   });
   post("/v1/advise", kRead, [this](const httplib::Request& req, httplib::Response& res) {
@@ -276,16 +345,19 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions option
     if (!limit.ok()) return SendError(res, limit.status());
     json tasks = json::array();
     const std::shared_ptr<const LiveQueuePlan> plan = daemon_.Plan();
-    for (const TaskRecord& r : daemon_.List(state, *limit)) {
+    const Caller who = CallerOf(req);
+    const std::optional<std::string> team = who.admin() ? std::nullopt : std::optional<std::string>(who.team);
+    for (const TaskRecord& r : daemon_.List(state, *limit, team)) {
       tasks.push_back(TaskRecordToJson(r));
       AttachPlan(tasks.back(), r.id, r.state == TaskState::kQueued, plan.get());
       if (r.state == TaskState::kQueued) AttachQuotaHold(tasks.back(), daemon_.QuotaHoldOf(r.id));
     }
     SendJson(res, 200, json{{"tasks", tasks}});
   });
-  get(R"(/v1/tasks/(\d+))", kRead, [this](const httplib::Request& req, httplib::Response& res) {
+  get(R"(/v1/tasks/(\d+))", kRead, [this, may_touch](const httplib::Request& req, httplib::Response& res) {
     Result<int64_t> id = IdOf(req);
     if (!id.ok()) return SendError(res, id.status());
+    if (!may_touch(req, res, *id, "read")) return;
     std::optional<TaskRecord> r = daemon_.Get(*id);
     if (!r) return SendError(res, Status::NotFound("no task " + std::to_string(*id)));
     json j = TaskRecordToJson(*r);
@@ -298,18 +370,20 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions option
     if (r->state == TaskState::kQueued) AttachQuotaHold(j, daemon_.QuotaHoldOf(*id));
     SendJson(res, 200, j);
   });
-  auto cancel = [this](const httplib::Request& req, httplib::Response& res) {
+  auto cancel = [this, may_touch](const httplib::Request& req, httplib::Response& res) {
     Result<int64_t> id = IdOf(req);
     if (!id.ok()) return SendError(res, id.status());
+    if (!may_touch(req, res, *id, "cancel")) return;
     Result<TaskRecord> r = daemon_.Cancel(*id);
     if (!r.ok()) return SendError(res, r.status());  // 409 conflict: the task has ended
     SendJson(res, 200, TaskRecordToJson(*r));
   };
   del(R"(/v1/tasks/(\d+))", kMutate, cancel);
   post(R"(/v1/tasks/(\d+)/cancel)", kMutate, cancel);
-  post(R"(/v1/tasks/(\d+)/complete)", kMutate, [this](const httplib::Request& req, httplib::Response& res) {
+  post(R"(/v1/tasks/(\d+)/complete)", kMutate, [this, may_touch](const httplib::Request& req, httplib::Response& res) {
     Result<int64_t> id = IdOf(req);
     if (!id.ok()) return SendError(res, id.status());
+    if (!may_touch(req, res, *id, "complete")) return;
     Result<json> body = SmallBody(req, {"exit_code"});
     if (!body.ok()) return SendError(res, body.status());
     const json code = body->value("exit_code", json(0));
@@ -347,18 +421,32 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions option
                             {"default_team", teams.enabled() ? json(teams.default_team) : json(nullptr)},
                             {"teams", out}});
   });
-  get("/v1/queue", kRead, [this](const httplib::Request&, httplib::Response& res) {
+  get("/v1/queue", kRead, [this](const httplib::Request& req, httplib::Response& res) {
     const std::shared_ptr<const LiveQueuePlan> plan = daemon_.Plan();
     if (!plan) {
       return SendError(res, Status::NotFound("no plan yet", "/v1/queue",
                                              "the daemon plans after its first pass; retry in a second"), 503);
     }
-    SendJson(res, 200, QueuePlanJson(*plan, plan->planned_at_s));
+    json out = QueuePlanJson(*plan, plan->planned_at_s);
+    const Caller who = CallerOf(req);
+    if (!who.admin()) {  // a team's token sees its own tasks (the totals stay the cluster's)
+      std::set<int64_t> own;
+      for (const TaskRecord& r : daemon_.List(std::nullopt, kMaxListLimit, who.team)) own.insert(r.id);
+      for (const char* list : {"tasks", "placed"}) {
+        json kept = json::array();
+        for (json& t : out[list]) {
+          if (own.count(t["id"].get<int64_t>())) kept.push_back(std::move(t));
+        }
+        out[list] = std::move(kept);
+      }
+      out["team"] = who.team;
+    }
+    SendJson(res, 200, out);
   });
   // What-if (whatif.h): the plan with GPUs added, drained or tasks submitted, on a copy of the
   // live state; nothing changes. It costs the daemon two plans' CPU, so with --token-file it
   // takes the token that changes need (kMutate), also on loopback.
-  post("/v1/whatif", kMutate, [this](const httplib::Request& req, httplib::Response& res) {
+  post("/v1/whatif", kAdmin, [this](const httplib::Request& req, httplib::Response& res) {
     Result<json> body = ParseRequestJson(req.body.empty() ? std::string_view("{}") : std::string_view(req.body),
                                          "what-if body");
     if (!body.ok()) return SendError(res, body.status());
@@ -382,7 +470,7 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions option
     }
     return body["reason"].get<std::string>();
   };
-  post(R"(/v1/gpus/(\d+)/fail)", kMutate, [this, reason_of](const httplib::Request& req, httplib::Response& res) {
+  post(R"(/v1/gpus/(\d+)/fail)", kAdmin, [this, reason_of](const httplib::Request& req, httplib::Response& res) {
     Result<int> gpu = GpuIdOf(req);
     if (!gpu.ok()) return SendError(res, gpu.status());
     Result<std::string> reason = reason_of(req);
@@ -391,14 +479,14 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions option
     if (!n.ok()) return SendError(res, n.status());
     SendJson(res, 200, json{{"requeued", *n}});
   });
-  post(R"(/v1/gpus/(\d+)/recover)", kMutate, [this](const httplib::Request& req, httplib::Response& res) {
+  post(R"(/v1/gpus/(\d+)/recover)", kAdmin, [this](const httplib::Request& req, httplib::Response& res) {
     Result<int> gpu = GpuIdOf(req);
     if (!gpu.ok()) return SendError(res, gpu.status());
     Status st = daemon_.RecoverGpu(*gpu);
     if (!st.ok()) return SendError(res, st);
     SendJson(res, 200, json{{"recovered", true}});
   });
-  post(R"(/v1/nodes/([^/]+)/fail)", kMutate, [this, reason_of](const httplib::Request& req, httplib::Response& res) {
+  post(R"(/v1/nodes/([^/]+)/fail)", kAdmin, [this, reason_of](const httplib::Request& req, httplib::Response& res) {
     Result<std::string> reason = reason_of(req);
     if (!reason.ok()) return SendError(res, reason.status());
     Result<int> n = daemon_.MarkNodeFailed(req.matches[1].str(), *reason);
@@ -426,7 +514,7 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions option
     }
     return out;
   };
-  post(R"(/v1/gpus/(\d+)/drain)", kMutate, [this, drain_of](const httplib::Request& req, httplib::Response& res) {
+  post(R"(/v1/gpus/(\d+)/drain)", kAdmin, [this, drain_of](const httplib::Request& req, httplib::Response& res) {
     Result<int> gpu = GpuIdOf(req);
     if (!gpu.ok()) return SendError(res, gpu.status());
     Result<std::pair<std::string, bool>> d = drain_of(req);
@@ -435,7 +523,7 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions option
     if (!n.ok()) return SendError(res, n.status());
     SendJson(res, 200, json{{"drained", 1}, {"requeued", *n}});
   });
-  post(R"(/v1/nodes/([^/]+)/drain)", kMutate, [this, drain_of](const httplib::Request& req, httplib::Response& res) {
+  post(R"(/v1/nodes/([^/]+)/drain)", kAdmin, [this, drain_of](const httplib::Request& req, httplib::Response& res) {
     Result<std::pair<std::string, bool>> d = drain_of(req);
     if (!d.ok()) return SendError(res, d.status());
     const std::string node = req.matches[1].str();
@@ -445,7 +533,7 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions option
     for (const GpuView& g : daemon_.Gpus()) gpus += g.node == node;
     SendJson(res, 200, json{{"drained", gpus}, {"requeued", *n}});
   });
-  post(R"(/v1/gpus/(\d+)/resume)", kMutate, [this](const httplib::Request& req, httplib::Response& res) {
+  post(R"(/v1/gpus/(\d+)/resume)", kAdmin, [this](const httplib::Request& req, httplib::Response& res) {
     Result<int> gpu = GpuIdOf(req);
     if (!gpu.ok()) return SendError(res, gpu.status());
     Status st = daemon_.RecoverGpu(*gpu);
@@ -457,11 +545,12 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions option
     if (!n.ok()) return SendError(res, n.status());
     SendJson(res, 200, json{{"resumed", *n}});
   };
-  post(R"(/v1/nodes/([^/]+)/resume)", kMutate, node_resume);
-  post(R"(/v1/nodes/([^/]+)/recover)", kMutate, node_resume);
-  post(R"(/v1/tasks/(\d+)/heartbeat)", kMutate, [this](const httplib::Request& req, httplib::Response& res) {
+  post(R"(/v1/nodes/([^/]+)/resume)", kAdmin, node_resume);
+  post(R"(/v1/nodes/([^/]+)/recover)", kAdmin, node_resume);
+  post(R"(/v1/tasks/(\d+)/heartbeat)", kMutate, [this, may_touch](const httplib::Request& req, httplib::Response& res) {
     Result<int64_t> id = IdOf(req);
     if (!id.ok()) return SendError(res, id.status());
+    if (!may_touch(req, res, *id, "renew the lease of")) return;
     Result<double> until = daemon_.Heartbeat(*id);
     if (!until.ok()) return SendError(res, until.status());
     SendJson(res, 200, json{{"id", *id}, {"lease_expires_s", std::isfinite(*until) ? json(*until) : json(nullptr)}});
@@ -504,11 +593,65 @@ ApiServer::ApiServer(Daemon& daemon, Extender& extender, ApiServerOptions option
   }
 }
 
-bool ApiServer::Allowed(Access access, const httplib::Request& req) const {
-  if (access == Access::kPublic) return true;
+std::shared_ptr<const TokenSet> ApiServer::tokens() const {
+  std::lock_guard<std::mutex> lock(tokens_mu_);
+  return tokens_;
+}
+
+ApiServer::Caller ApiServer::CallerOf(const httplib::Request& req) const {
+  Caller c;
   const std::string authorization = req.get_header_value("Authorization");
   const std::string_view bearer = TokenSet::FromAuthorization(authorization);
-  if (!bearer.empty() && tokens_.Contains(bearer)) return true;
+  if (bearer.empty()) return c;
+  const std::shared_ptr<const TokenSet> set = tokens();
+  if (const ApiToken* t = set->Find(bearer)) {
+    c.name = t->name;
+    c.team = t->team;
+  } else {
+    c.name = "unknown-token";
+  }
+  return c;
+}
+
+void ApiServer::Audit(const Caller& who, const httplib::Request& req, int status, const std::string& detail) const {
+  json line{{"who", who.name},
+            {"team", who.team.empty() ? json(nullptr) : json(who.team)},
+            {"role", who.name == "anonymous" || who.name == "unknown-token" ? "none" : (who.admin() ? "admin" : "team")},
+            {"method", req.method},
+            {"path", req.path.substr(0, 128)},
+            {"status", status},
+            {"remote", req.remote_addr}};
+  if (!detail.empty()) line["detail"] = detail;
+  const std::string text = line.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (options_.audit) {
+    options_.audit->info("{}", text);
+  } else if (std::shared_ptr<spdlog::logger> log = daemon_.logger()) {
+    log->info("audit {}", text);
+  }
+}
+
+Result<size_t> ApiServer::ReloadTokens() {
+  if (options_.token_file.empty()) {
+    return Status::InvalidArgument("no token file to reload", "--token-file", "start hase serve with --token-file FILE");
+  }
+  HASE_ASSIGN_OR_RETURN(std::vector<ApiToken> entries, LoadApiTokens(options_.token_file));
+  HASE_RETURN_IF_ERROR(CheckTokenTeams(entries, daemon_.teams(), options_.token_file));
+  auto set = std::make_shared<const TokenSet>(std::move(entries));
+  const size_t n = set->size();
+  std::lock_guard<std::mutex> lock(tokens_mu_);
+  tokens_ = std::move(set);
+  return n;
+}
+
+bool ApiServer::Allowed(Access access, const httplib::Request& req) const {
+  if (access == Access::kPublic) return true;
+  const std::shared_ptr<const TokenSet> set = tokens();
+  const std::string authorization = req.get_header_value("Authorization");
+  const std::string_view bearer = TokenSet::FromAuthorization(authorization);
+  if (!bearer.empty() && set->Contains(bearer)) {
+    // Team tokens and admin tokens may call the extender only through admin rights.
+    return access != Access::kExtender || set->Find(bearer)->admin();
+  }
   if (access == Access::kExtender) {
     // /extender/<token>/<verb>: kube-scheduler can set a URL prefix but no header.
     constexpr std::string_view kPrefix = "/extender/";
@@ -518,19 +661,22 @@ bool ApiServer::Allowed(Access access, const httplib::Request& req) const {
       const size_t slash = path.find('/');
       if (slash != std::string_view::npos) {
         const std::string_view token = path.substr(0, slash);
-        if (extender_tokens_.Contains(token) || tokens_.Contains(token)) return true;
+        if (extender_tokens_.Contains(token)) return true;
+        if (const ApiToken* t = set->Find(token); t && t->admin()) return true;
       }
     }
   }
-  if (tokens_.empty()) return loopback_;  // no tokens: loopback only (Bind), open to local clients
-  return access == Access::kRead && loopback_;  // beyond loopback reading needs a token too
+  if (set->empty()) return loopback_;  // no tokens: loopback only (Bind), open to local clients
+  // Beyond loopback reading needs a token too; so it does on loopback once teams have tokens
+  // (a team's tasks are not open to every local user).
+  return access == Access::kRead && loopback_ && !set->has_team_tokens();
 }
 
 ApiServer::~ApiServer() { Stop(); }
 
 Result<int> ApiServer::Bind(const std::string& host, int port) {
   loopback_ = IsLoopbackHost(host);
-  if (!loopback_ && tokens_.empty()) {
+  if (!loopback_ && tokens()->empty()) {
     return Status::InvalidArgument(
         "refusing to listen on " + host + " without bearer tokens: anyone who reaches the port could submit, "
         "cancel and (with --executor) run commands",

@@ -18,9 +18,10 @@
 //   POST   /extender/<token>/filter|prioritize|bind   the same, token in the path (api_auth.h)
 // Errors are {"error":{"code":"not found","message":"...","where":"...","hint":"..."}}; `code`
 // is lower case words, as Status's CodeName ("invalid argument", "not found", "conflict", ...),
-// plus "unauthenticated" (401), "unavailable" (503, too many connections) and "http" (errors
-// cpp-httplib answers before a handler). Statuses: 400 (bad input),
-// 401 (no or wrong bearer token), 404 (unknown id), 409 (already ended), 503 (the journal
+// plus "unauthenticated" (401), "permission_denied" (403), "unavailable" (503, too many
+// connections) and "http" (errors cpp-httplib answers before a handler). Statuses: 400 (bad
+// input), 401 (no or wrong bearer token), 403 (a team's token and another team's task, or an
+// admin-only change), 404 (unknown id), 409 (already ended), 503 (the journal
 // cannot be written, e.g. a full disk; Retry-After), 500 (other).
 //
 // Who may call what: api_auth.h. Connections and their deadlines: guarded_server.h.
@@ -31,6 +32,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -58,7 +60,15 @@ inline constexpr size_t kMaxBodyBytes = size_t{1} << 20;  // 1 MiB
 
 struct ApiServerOptions {
   ConnectionLimits limits;                  // connections, deadlines (guarded_server.h)
-  std::vector<std::string> tokens;          // bearer tokens (--token-file); empty = loopback only
+  std::vector<std::string> tokens;          // admin bearer tokens (tests); with token_entries: both
+  // Bearer tokens with whose they are (--token-file, api_auth.h); empty (and `tokens` empty) =
+  // loopback only.
+  std::vector<ApiToken> token_entries;
+  // The file ReloadTokens re-reads (`hase serve` on SIGHUP); "" = nothing to reload.
+  std::string token_file;
+  // Audit log (one JSON line per change, and per refused request, naming who): null = the
+  // daemon's logger at info ("audit {...}").
+  std::shared_ptr<spdlog::logger> audit;
   std::vector<std::string> extender_tokens; // path tokens of /extender/<token>/ (--extender-token-file)
   std::string tls_cert, tls_key;            // PEM files; both empty = plain HTTP
   // Reasons from outside the daemon that make /healthz degraded (`hase serve`: the instance
@@ -78,6 +88,12 @@ class ApiServer {
   // tokens; TLS files that do not load).
   Result<int> Bind(const std::string& host, int port);
   const GuardedServer& server() const { return *server_; }
+  // Re-reads options.token_file (api_auth.h) and its teams against the daemon's, then swaps
+  // the tokens in force; in-flight requests finish with the old ones. On error the tokens in
+  // force stay unchanged and the error is returned (IO, InvalidArgument; also when the new file
+  // has no token while the server listens beyond loopback). Thread-safe. Returns the number of
+  // tokens now in force.
+  Result<size_t> ReloadTokens();
   // Serves until Stop(); blocks. Requires Bind.
   void Run();
   // Serves on a background thread.
@@ -85,13 +101,25 @@ class ApiServer {
   void Stop();
 
  private:
-  enum class Access { kPublic, kRead, kMutate, kExtender };
+  // kAdmin: a change only admin tokens may make (GPUs, nodes, what-if); team tokens get 403.
+  enum class Access { kPublic, kRead, kMutate, kAdmin, kExtender };
+  // Who calls: the token's name and team; without a token "anonymous" (admin rights where
+  // Allowed lets it in: loopback without team tokens).
+  struct Caller {
+    std::string name = "anonymous";
+    std::string team;  // "" = admin (or anonymous)
+    bool admin() const { return team.empty(); }
+  };
   bool Allowed(Access access, const httplib::Request& req) const;
+  Caller CallerOf(const httplib::Request& req) const;
+  std::shared_ptr<const TokenSet> tokens() const;
+  void Audit(const Caller& who, const httplib::Request& req, int status, const std::string& detail) const;
 
   Daemon& daemon_;
   Extender& extender_;
   const ApiServerOptions options_;
-  const TokenSet tokens_;
+  mutable std::mutex tokens_mu_;
+  std::shared_ptr<const TokenSet> tokens_;  // guarded by tokens_mu_: swapped by ReloadTokens
   const TokenSet extender_tokens_;
   bool loopback_ = true;  // set by Bind before serving
   std::unique_ptr<GuardedServer> server_;

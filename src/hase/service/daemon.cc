@@ -18,6 +18,8 @@
 
 #include "hase/sched/basic_plugins.h"
 #include "hase/sched/quota.h"
+#include "hase/sched/team_queue.h"
+#include "hase/sched/team_reclaim.h"
 #include "hase/sched/registry.h"
 #include "hase/sched/timeline.h"
 #include "hase/service/cluster_record.h"
@@ -403,42 +405,60 @@ void Daemon::PassLocked(double now) {
   std::map<int64_t, TaskRecord> before;  // as journalled, for RevertLocked
   const int max_offers = std::max(1, options_.max_cycles_per_pass);
   int offered = 0;
-  // Teams (docs/teams.md): a team at its max_gpus is not offered; its tasks wait with the
-  // quota's reason. Counted from what is bound or running now, updated by this pass's binds.
+  // Teams (docs/teams.md): the pass offers tasks in the order of sched::TeamQueue, as
+  // `hase simulate` and the live plan do: a team below its guarantee first, then the higher
+  // head priority, then the higher fair-share factor, each team's tasks in queue order; a team
+  // at its max_gpus is not offered (its tasks wait with the quota's reason), and borrowers'
+  // reservations yield to a reclaiming team (sched/team_reclaim.h). The ledger counts what is
+  // bound or running now and this pass's binds. Without teams the first max_offers queued
+  // tasks are offered in queue order.
   std::optional<sched::QuotaLedger> quota;
+  std::optional<sched::TeamQueue> team_order;
   quota_held_.clear();
+  std::vector<QueueKey> order;
   if (options_.teams.enabled()) {
     quota.emplace(options_.teams);
     for (const auto& [tid, tr] : tasks_) {
       if (tr.state == TaskState::kBound || tr.state == TaskState::kRunning) quota->Hold(options_.teams.Find(tr.spec.team));
     }
-  }
-  // The order this pass offers tasks in: the queue's; with teams, the tasks of teams below
-  // their guarantee first (they reclaim their quota on what frees up; docs/teams.md), each
-  // group in queue order. Without teams only the first max_offers are copied.
-  std::vector<QueueKey> order;
-  if (quota) {
-    order.assign(queue_.begin(), queue_.end());
-    std::stable_partition(order.begin(), order.end(), [&](const QueueKey& k) {
-      return quota->BelowGuarantee(options_.teams.Find(tasks_.at(std::get<3>(k)).spec.team));
-    });
+    // A pass offers at most max_offers tasks: of each team only its first max_offers can be
+    // offered (plus any reservation holder, for the reservation rule).
+    std::vector<sched::TeamQueue::Item> items, yield_items;
+    std::vector<int> ids, yield_ids;
+    std::vector<int> per_team(options_.teams.teams.size() + 1, 0);
+    for (const QueueKey& k : queue_) {
+      const TaskRecord& tr = tasks_.at(std::get<3>(k));
+      const int team = options_.teams.Find(tr.spec.team);
+      int& n = per_team[static_cast<size_t>(team + 1)];
+      const bool holder = state_.reservation_of_task.count(static_cast<int>(tr.id)) > 0;
+      if (n < max_offers) {
+        ++n;
+        order.push_back(k);
+        items.push_back({team, tr.spec.priority});
+        ids.push_back(static_cast<int>(tr.id));
+      } else if (holder) {
+        yield_items.push_back({team, tr.spec.priority});
+        yield_ids.push_back(static_cast<int>(tr.id));
+      }
+    }
+    yield_items.insert(yield_items.begin(), items.begin(), items.end());
+    yield_ids.insert(yield_ids.begin(), ids.begin(), ids.end());
+    std::vector<double> factors;
+    for (const TeamUsageView& u : UsageLocked(now)) factors.push_back(u.fair_share);
+    sched::YieldReservationsToTeamOrder(state_, *policy_, *quota, factors, yield_items, yield_ids);
+    team_order.emplace(*quota, std::move(factors), items);
   } else {
     for (auto q = queue_.begin(); q != queue_.end() && static_cast<int>(order.size()) < max_offers; ++q) order.push_back(*q);
   }
-  for (size_t k = 0; k < order.size() && offered < max_offers; ++k, ++offered) {
+  size_t in_order = 0;
+  auto next = [&]() -> int {
+    if (team_order) return team_order->Next();
+    return in_order < order.size() ? static_cast<int>(in_order++) : -1;
+  };
+  for (int k; offered < max_offers && (k = next()) >= 0; ++offered) {
     const int64_t id = std::get<3>(order[k]);
     TaskRecord& r = tasks_.at(id);
     const sched::Task t = r.ToSchedTask();
-    if (quota) {
-      if (std::optional<sched::QuotaHold> hold = quota->Check(options_.teams.Find(r.spec.team))) {
-        const std::string why = hold->Text();
-        if (r.reason != why) options_.logger->debug("wait task={} model={} reason=\"{}\"", id, r.spec.model, why);
-        r.reason = why;
-        quota_held_[id] = *hold;
-        --offered;  // a quota check, not a policy cycle: held tasks do not use up the pass
-        continue;
-      }
-    }
     sched::CycleState cycle;
     const auto t0 = std::chrono::steady_clock::now();
     Result<sched::Decision> d = policy_->Schedule(t, state_, cycle);
@@ -512,6 +532,13 @@ void Daemon::PassLocked(double now) {
         changed.push_back(id);
         queue_.erase(order[k]);
         break;
+    }
+  }
+  // The queued tasks of a team at its maximum were not offered: they wait with the quota's
+  // reason (QuotaHoldOf; O(teams), not O(queue), per pass).
+  if (quota) {
+    for (size_t team = 0; team < options_.teams.teams.size(); ++team) {
+      if (std::optional<sched::QuotaHold> hold = quota->Check(static_cast<int>(team))) quota_held_[static_cast<int>(team)] = *hold;
     }
   }
   // More queued tasks than one pass offers: continue soon (after letting others in).
@@ -767,10 +794,12 @@ std::optional<TaskRecord> Daemon::Get(int64_t id) const {
   return it->second;
 }
 
-std::vector<TaskRecord> Daemon::List(std::optional<TaskState> state, size_t limit) const {
+std::vector<TaskRecord> Daemon::List(std::optional<TaskState> state, size_t limit,
+                                     const std::optional<std::string>& team) const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<TaskRecord> out;
   for (auto it = tasks_.rbegin(); it != tasks_.rend() && out.size() < limit; ++it) {
+    if (team && it->second.spec.team != *team) continue;
     if (!state || it->second.state == *state) out.push_back(it->second);
   }
   return out;

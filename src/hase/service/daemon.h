@@ -80,6 +80,7 @@
 #include <condition_variable>
 #include <functional>
 #include <map>
+#include <unordered_map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -97,6 +98,7 @@
 #include "hase/sched/latency_oracle.h"
 #include "hase/sched/objective.h"
 #include "hase/sched/policy.h"
+#include "hase/sched/fair_share.h"
 #include "hase/sched/quota.h"
 #include "hase/sched/team_config.h"
 #include "hase/service/backend.h"
@@ -303,7 +305,9 @@ class Daemon {
   // Why task `id` was placed where it is; nullopt before its placement (or after a restart).
   std::optional<PlacementWhy> WhyOf(int64_t id) const;
   // Newest first, at most `limit`, optionally only one state.
-  std::vector<TaskRecord> List(std::optional<TaskState> state, size_t limit) const;
+  // `team`: only that team's tasks (a team token's view, api_auth.h); nullopt = every task.
+  std::vector<TaskRecord> List(std::optional<TaskState> state, size_t limit,
+                               const std::optional<std::string>& team = std::nullopt) const;
   // Cancels a queued, bound or running task (the backend stops it). NotFound for an unknown id;
   // Conflict when it already ended (HTTP 409).
   Result<TaskRecord> Cancel(int64_t id);
@@ -356,6 +360,13 @@ class Daemon {
   // Why queued task `id` was not offered to the policy in the last pass: its team is at its
   // max_gpus (docs/teams.md). nullopt when it was offered (or teams are off).
   std::optional<sched::QuotaHold> QuotaHoldOf(int64_t id) const;
+  // The team a submitted `spec` would get (ResolveTeam: its own, its pod namespace's, the
+  // default team; "" without teams). Errors: as Submit's for the team field.
+  Result<std::string> TeamOfSpec(const TaskSpec& spec) const {
+    TaskSpec copy = spec;
+    HASE_RETURN_IF_ERROR(ResolveTeam(copy));
+    return copy.team;
+  }
   // The teams configuration (disabled when none).
   const sched::TeamConfig& teams() const { return options_.teams; }
   std::string MetricsText() const;
@@ -494,6 +505,14 @@ class Daemon {
   Status ResolveTeam(TaskSpec& spec) const;
   std::vector<TeamUsageView> UsageLocked(double now) const;         // requires mu_
   std::string TeamSeriesLocked(double now) const;                   // requires mu_: /metrics
+  // Teams (daemon_teams.cc), requires mu_: the fair-share reference type; a task's equivalent
+  // speed on a type (cached in eq_speed_); every journalled run charged into `ended` (ended
+  // runs) or `open` (running tasks, by id), times in wall s minus offset_s; the plan's team input.
+  sched::GpuType ReferenceTypeLocked() const;
+  double EquivalentSpeedLocked(const sched::Task& t, int type) const;
+  void TeamUsageLocked(sched::FairShare& ended, std::map<int64_t, sched::FairShare::Open>& open,
+                       double offset_s) const;
+  void TeamPlanInputLocked(LivePlanInput& in) const;
   bool FitsSomeCatalogGpuLocked(const sched::CycleState& cycle, const sched::Task& t) const;  // requires mu_
   // daemon_plan.cc: hands a copy of the state to planner_ (planned on its thread) when the
   // state changed since the last plan or it is plan_refresh_s old. `wait`: until it is planned
@@ -533,7 +552,19 @@ class Daemon {
   sched::ClusterState state_;                       // guarded by mu_
   std::unique_ptr<sched::Policy> policy_;           // guarded by mu_
   std::map<int64_t, TaskRecord> tasks_;             // guarded by mu_, every task
-  std::map<int64_t, sched::QuotaHold> quota_held_;  // guarded by mu_: held in the last pass
+  std::map<int, sched::QuotaHold> quota_held_;      // guarded by mu_: team → its hold in the last pass
+  mutable std::map<std::string, double> eq_speed_;  // guarded by mu_: EquivalentSpeedLocked's cache
+  struct TaskSpeed {
+    int type = -1;
+    uint64_t generation = 0;
+    double speed = 1;
+  };
+  mutable std::unordered_map<int64_t, TaskSpeed> task_speed_;  // guarded by mu_: per task run
+  struct QueuedSpeeds {
+    uint64_t generation = 0;
+    std::vector<double> per_type;  // equivalent speed on each cluster type
+  };
+  mutable std::unordered_map<int64_t, QueuedSpeeds> queued_speed_;  // guarded by mu_: the plan's
   int64_t quarantined_ = 0;                          // guarded by mu_: journal rows quarantined
   std::string first_quarantine_;                     // guarded by mu_: the first one, for /healthz
   std::set<int64_t> unsynced_;                       // guarded by mu_: changed, not yet journalled

@@ -80,6 +80,7 @@ LivePlanInput Daemon::PlanInputLocked() const {
   in.objective = options_.objective;
   in.oracle = oracle_;
   in.options.budget_ms = options_.plan_budget_ms > 0 ? options_.plan_budget_ms : sched::QueuePlanOptions{}.budget_ms;
+  TeamPlanInputLocked(in);
   return in;
 }
 

@@ -2,6 +2,7 @@
 // pass (daemon.cc), per-team usage for GET /v1/usage, `hase usage` and /metrics.
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -9,6 +10,7 @@
 #include "hase/sched/fair_share.h"
 #include "hase/sched/quota.h"
 #include "hase/service/daemon.h"
+#include "hase/service/live_plan.h"
 #include "hase/service/metrics.h"
 
 namespace hase::service {
@@ -35,7 +37,9 @@ Status Daemon::ResolveTeam(TaskSpec& spec) const {
 
 std::optional<sched::QuotaHold> Daemon::QuotaHoldOf(int64_t id) const {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = quota_held_.find(id);
+  auto r = tasks_.find(id);
+  if (r == tasks_.end() || r->second.state != TaskState::kQueued) return std::nullopt;
+  auto it = quota_held_.find(options_.teams.Find(r->second.spec.team));
   if (it == quota_held_.end()) return std::nullopt;
   return it->second;
 }
@@ -46,31 +50,73 @@ std::vector<TeamUsageView> Daemon::Usage() const {
   return UsageLocked(now);
 }
 
-std::vector<TeamUsageView> Daemon::UsageLocked(double now) const {
-  std::vector<TeamUsageView> out;
-  const sched::TeamConfig& config = options_.teams;
-  if (!config.enabled()) return out;
+sched::GpuType Daemon::ReferenceTypeLocked() const {
   // The reference type: the cluster's own, else the catalog's, else its name with the A100's
   // datasheet peak (EquivalentSpeed's fallback ratio).
   sched::GpuType reference;
-  reference.name = config.fair_share.reference;
+  reference.name = options_.teams.fair_share.reference;
   reference.peak_fp32_tflops = sched::kA100Fp32Tflops;
-  bool found = false;
   for (const sched::GpuType& t : cluster_.types) {
-    if (t.name == reference.name) {
-      reference = t;
-      found = true;
-    }
+    if (t.name == reference.name) return t;
   }
-  if (!found && options_.catalog) {
+  if (options_.catalog) {
     if (Result<const GpuSpec*> spec = options_.catalog->Find(reference.name); spec.ok()) {
       reference.name = (*spec)->id;
       reference.memory_mib = (*spec)->memory_gib * 1024.0;
       reference.peak_fp32_tflops = (*spec)->fp32_tflops;
     }
   }
+  return reference;
+}
+
+double Daemon::EquivalentSpeedLocked(const sched::Task& t, int type) const {
+  const std::string key = fmt::format("{}|{}|{}|{}|{}|{}", t.model, t.batch_size, sched::InputShapeText(t.input_shape),
+                                      t.runtime, type, calibration_->generation());
+  auto it = eq_speed_.find(key);
+  if (it == eq_speed_.end()) {
+    if (eq_speed_.size() > 4096) eq_speed_.clear();  // bounded: models x types x calibrations
+    it = eq_speed_.emplace(key, sched::EquivalentSpeed(*oracle_, t, cluster_.types[type], ReferenceTypeLocked())).first;
+  }
+  return it->second;
+}
+
+void Daemon::TeamUsageLocked(sched::FairShare& ended, std::map<int64_t, sched::FairShare::Open>& open,
+                             double offset_s) const {
+  const sched::TeamConfig& config = options_.teams;
+  // Ended runs in end order, so that the fair-share reference time only moves forward.
+  std::vector<const TaskRecord*> ran;
+  for (const auto& [id, r] : tasks_) {
+    if (config.Find(r.spec.team) < 0 || r.started_s <= 0) continue;
+    if (r.gpu < 0 || r.gpu >= static_cast<int>(cluster_.gpus.size())) continue;
+    if (r.state == TaskState::kRunning || (r.ended_s > 0 && r.ended_s >= r.started_s)) ran.push_back(&r);
+  }
+  std::sort(ran.begin(), ran.end(), [](const TaskRecord* a, const TaskRecord* b) {
+    return std::tie(a->ended_s, a->id) < std::tie(b->ended_s, b->id);
+  });
+  const uint64_t generation = calibration_->generation();
+  for (const TaskRecord* r : ran) {
+    const int team = config.Find(r->spec.team);
+    // Per task, its speed on the type it ran on (a pass reads every journalled run).
+    TaskSpeed& cached = task_speed_[r->id];
+    const int type = cluster_.gpus[r->gpu].type;
+    if (cached.type != type || cached.generation != generation) {
+      cached = {type, generation, EquivalentSpeedLocked(r->ToSchedTask(), type)};
+    }
+    const double speed = cached.speed;
+    if (r->state == TaskState::kRunning) {
+      open[r->id] = {team, r->started_s - offset_s, speed};
+    } else {
+      ended.Charge(team, r->started_s - offset_s, r->ended_s - offset_s, speed);
+    }
+  }
+}
+
+std::vector<TeamUsageView> Daemon::UsageLocked(double now) const {
+  std::vector<TeamUsageView> out;
+  const sched::TeamConfig& config = options_.teams;
+  if (!config.enabled()) return out;
   sched::FairShare fair(config);
-  std::vector<sched::FairShare::Open> open;
+  std::map<int64_t, sched::FairShare::Open> open_by_task;
   sched::QuotaLedger ledger(config);
   out.resize(config.teams.size());
   for (size_t i = 0; i < config.teams.size(); ++i) {
@@ -82,33 +128,15 @@ std::vector<TeamUsageView> Daemon::UsageLocked(double now) const {
     out[i].slurm_account = q.slurm_account;
     out[i].namespaces = q.namespaces;
   }
-  std::map<std::pair<std::string, int>, double> speed;  // (model key, type) → equivalents per s
-  // Segments in start order, so that the fair-share reference time only moves forward.
-  std::vector<const TaskRecord*> ran;
   for (const auto& [id, r] : tasks_) {
     const int team = config.Find(r.spec.team);
     if (team < 0) continue;
     if (r.state == TaskState::kQueued) ++out[team].queued;
     if (r.state == TaskState::kBound || r.state == TaskState::kRunning) ledger.Hold(team);
-    if (r.started_s > 0 && r.gpu >= 0 && r.gpu < static_cast<int>(cluster_.gpus.size())) ran.push_back(&r);
   }
-  std::sort(ran.begin(), ran.end(), [](const TaskRecord* a, const TaskRecord* b) {
-    return std::tie(a->ended_s, a->id) < std::tie(b->ended_s, b->id);
-  });
-  for (const TaskRecord* r : ran) {
-    const int team = config.Find(r->spec.team);
-    const int type = cluster_.gpus[r->gpu].type;
-    const sched::Task t = r->ToSchedTask();
-    const auto key = std::make_pair(fmt::format("{}|{}|{}|{}", t.model, t.batch_size, sched::InputShapeText(t.input_shape), t.runtime), type);
-    auto it = speed.find(key);
-    if (it == speed.end()) it = speed.emplace(key, sched::EquivalentSpeed(*oracle_, t, cluster_.types[type], reference)).first;
-    const bool running = r->state == TaskState::kRunning || r->ended_s <= 0;
-    if (running) {
-      open.push_back({team, r->started_s, it->second});
-    } else {
-      fair.Charge(team, r->started_s, r->ended_s, it->second);
-    }
-  }
+  TeamUsageLocked(fair, open_by_task, 0);
+  std::vector<sched::FairShare::Open> open;
+  for (const auto& [id, o] : open_by_task) open.push_back(o);
   const std::vector<sched::TeamUsage> usage = fair.Snapshot(now, open);
   for (size_t i = 0; i < out.size(); ++i) {
     out[i].gpus_in_use = ledger.used(static_cast<int>(i));
@@ -121,6 +149,53 @@ std::vector<TeamUsageView> Daemon::UsageLocked(double now) const {
     if (ledger.AtMax(static_cast<int>(i))) out[i].held = out[i].queued;
   }
   return out;
+}
+
+void Daemon::TeamPlanInputLocked(LivePlanInput& in) const {
+  const sched::TeamConfig& config = options_.teams;
+  if (!config.enabled()) return;
+  auto teams = std::make_shared<sched::TeamConfig>(config);
+  auto ended = std::make_shared<sched::FairShare>(*teams);
+  std::map<int64_t, sched::FairShare::Open> open;
+  // The plan's clock: seconds since epoch_s_ (the state's now_ms / 1000).
+  TeamUsageLocked(*ended, open, epoch_s_);
+  for (const auto& [id, r] : tasks_) {
+    if (r.state != TaskState::kBound && r.state != TaskState::kRunning) continue;
+    sched::QueuePlanTeams::Placed p;
+    p.team = config.Find(r.spec.team);
+    if (auto it = open.find(id); it != open.end()) {
+      p.speed = it->second.speed;
+      p.started_s = it->second.start_s;
+    } else if (r.gpu >= 0 && r.gpu < static_cast<int>(cluster_.gpus.size())) {
+      p.speed = EquivalentSpeedLocked(r.ToSchedTask(), cluster_.gpus[r.gpu].type);
+    }
+    in.teams.placed[static_cast<int>(id)] = p;
+  }
+  // Speeds of the queued tasks on every type, priced now (the plan thread has no lock), flat
+  // in queue order; per task cached across plans until the calibration changes.
+  const uint64_t generation = calibration_->generation();
+  const size_t types = cluster_.types.size();
+  in.teams.queued_speed.resize(in.queue.size() * types, 1.0);
+  for (size_t k = 0; k < in.queue.size(); ++k) {
+    const sched::Task& t = in.queue[k];
+    QueuedSpeeds& q = queued_speed_[t.id];
+    if (q.generation != generation || q.per_type.size() != types) {
+      q.generation = generation;
+      q.per_type.clear();
+      for (size_t ty = 0; ty < types; ++ty) q.per_type.push_back(EquivalentSpeedLocked(t, static_cast<int>(ty)));
+    }
+    std::copy(q.per_type.begin(), q.per_type.end(), in.teams.queued_speed.begin() + k * types);
+  }
+  if (queued_speed_.size() > 2 * in.queue.size() + 1024) {  // forget tasks that left the queue
+    for (auto it = queued_speed_.begin(); it != queued_speed_.end();) {
+      auto r = tasks_.find(it->first);
+      it = r == tasks_.end() || r->second.state != TaskState::kQueued ? queued_speed_.erase(it) : std::next(it);
+    }
+  }
+  in.team_config = teams;
+  in.team_ended = ended;
+  in.teams.config = teams.get();
+  in.teams.ended = ended.get();
 }
 
 std::string Daemon::TeamSeriesLocked(double now) const {

@@ -41,6 +41,8 @@ class Reasons {
 
  private:
   PlanReason NotPlanned(const sched::Task& task, const sched::PlannedTask& p) const;
+  // quota / team_share (r: gpu and until_s set).
+  PlanReason TeamReason(const sched::Task& task, const sched::PlannedTask& p, PlanReason r) const;
   const LivePlanInput& in_;
   const sched::QueuePlan& plan_;
 };
@@ -64,6 +66,7 @@ PlanReason Reasons::Of(const sched::Task& task, const sched::PlannedTask& p) con
     r.text = fmt::format("planned to start now on GPU {} (the next pass places it)", where);
     return r;
   }
+  if (in_.teams.config && (p.first_hold || p.overtaken_by >= 0)) return TeamReason(task, p, r);
   const int held = in_.state->ReservedGpuOf(task.id);
   const auto& res = in_.state->gpus[p.gpu].reservation;
   if (held >= 0) {
@@ -93,6 +96,56 @@ PlanReason Reasons::Of(const sched::Task& task, const sched::PlannedTask& p) con
   }
   r.kind = "queue_order";
   r.text = fmt::format("planned on GPU {} from {}, after the tasks ahead of it in the queue", where, at);
+  return r;
+}
+
+PlanReason Reasons::TeamReason(const sched::Task& task, const sched::PlannedTask& p, PlanReason r) const {
+  const sched::TeamConfig& c = *in_.teams.config;
+  const int team = c.TeamOf(task);
+  const std::string where = Label(r.gpu);
+  const std::string at = IsoUtc(r.until_s);
+  auto factor_of = [&](int t) {
+    return t >= 0 && t < static_cast<int>(plan_.team_usage.size()) ? plan_.team_usage[t].factor
+                                                                    : std::numeric_limits<double>::quiet_NaN();
+  };
+  if (team >= 0) {
+    const sched::TeamQuota& q = c.teams[team];
+    r.team = q.name;
+    r.used_gpus = team < static_cast<int>(plan_.team_gpus.size()) ? plan_.team_gpus[team] : 0;
+    r.guaranteed_gpus = q.guaranteed_gpus;
+    r.max_gpus = q.unlimited() ? -1 : q.max_gpus;
+    r.fair_share = factor_of(team);
+  }
+  if (p.first_hold) {
+    r.kind = "quota";
+    r.text = fmt::format("team {} is at its maximum of {} GPUs ({} in use, {} guaranteed): planned on GPU {} from {}, "
+                         "when one of its tasks has ended",
+                         p.first_hold->team, p.first_hold->max_gpus, p.first_hold->used_gpus,
+                         p.first_hold->guaranteed_gpus, where, at);
+    return r;
+  }
+  r.kind = "team_share";
+  r.task = p.overtaken_by;
+  const sched::Task* other = nullptr;
+  for (const sched::Task& t : in_.queue) {
+    if (t.id == p.overtaken_by) other = &t;
+  }
+  const int ot = other ? c.TeamOf(*other) : -1;
+  r.other_team = ot >= 0 ? c.teams[ot].name : (other ? other->team : std::string());
+  r.other_fair_share = factor_of(ot);
+  std::string ground;
+  const int ot_used = ot >= 0 && ot < static_cast<int>(plan_.team_gpus.size()) ? plan_.team_gpus[ot] : 0;
+  if (ot >= 0 && ot_used < c.teams[ot].guaranteed_gpus) {
+    ground = fmt::format("team {} is below its guarantee ({} of {} GPUs)", r.other_team, ot_used, c.teams[ot].guaranteed_gpus);
+  } else if (other && other->priority > task.priority) {
+    ground = fmt::format("its priority {} is higher", other->priority);
+  } else {
+    ground = fmt::format("team {}'s fair-share factor {:.3g} is higher than team {}'s {:.3g}", r.other_team,
+                         r.other_fair_share, r.team, r.fair_share);
+  }
+  r.text = fmt::format("waits for team {}'s share: task {} of team {}, queued after it, goes first ({}); planned on "
+                       "GPU {} from {}",
+                       r.team, p.overtaken_by, r.other_team, ground, where, at);
   return r;
 }
 
@@ -183,7 +236,7 @@ Result<std::shared_ptr<const LiveQueuePlan>> BuildLivePlan(const LivePlanInput& 
   pc.cluster = &in.state->cluster;
   pc.hase.objective = in.objective;
   HASE_ASSIGN_OR_RETURN(std::unique_ptr<sched::Policy> policy, sched::MakePolicy(in.policy, pc));
-  HASE_ASSIGN_OR_RETURN(sched::QueuePlan plan, sched::PlanQueue(*in.state, *policy, in.queue, in.options));
+  HASE_ASSIGN_OR_RETURN(sched::QueuePlan plan, sched::PlanQueue(*in.state, *policy, in.queue, in.options, in.teams));
   auto out = std::make_shared<LiveQueuePlan>();
   Reasons reasons(in, plan);
   out->planned_at_s = reasons.ToS(plan.now_ms);
@@ -306,6 +359,17 @@ json PlanReasonJson(const PlanReason& r) {
   if (r.kind == "memory") j["free_mib"] = r.free_mib;
   if (r.capacity_mib > 0) j["capacity_mib"] = r.capacity_mib;
   if (!r.fix.empty()) j["fix"] = r.fix;
+  if (!r.team.empty()) {
+    j["team"] = r.team;
+    j["used_gpus"] = r.used_gpus;
+    j["guaranteed_gpus"] = r.guaranteed_gpus;
+    j["max_gpus"] = r.max_gpus >= 0 ? json(r.max_gpus) : json(nullptr);
+    j["fair_share"] = Seconds(r.fair_share);
+  }
+  if (!r.other_team.empty()) {
+    j["other_team"] = r.other_team;
+    j["other_fair_share"] = Seconds(r.other_fair_share);
+  }
   return j;
 }
 

@@ -51,6 +51,11 @@ struct PlanGpu {
 //                      on `gpu` (of `capacity_mib`); memory used outside hase (DCGM) must go
 //   failed_gpus        only failed GPUs could host it; waits for them to recover
 //   unplaceable        no GPU type here can ever run it; `fix` says what would
+//   quota              its team is at its max_gpus now (`team`, `used_gpus`, `guaranteed_gpus`,
+//                      `max_gpus`); planned on `gpu` from `until_s`, when the team's quota allows
+//   team_share         waits for its team's share: `task` of team `other_team`, queued after it,
+//                      goes first (below its guarantee, higher priority or higher fair-share
+//                      factor: `fair_share` vs `other_fair_share`); planned on `gpu` from `until_s`
 struct PlanReason {
   std::string kind;
   std::string text;    // one sentence for people, with the figures below (ISO 8601 UTC times)
@@ -59,6 +64,13 @@ struct PlanReason {
   double until_s = std::numeric_limits<double>::quiet_NaN();  // wall s
   double need_mib = 0, free_mib = 0, capacity_mib = 0;        // memory, MiB
   std::string fix;     // unplaceable / memory / failed_gpus: what would let it run
+  // quota / team_share: its team then (GPUs it holds, its quota, its fair-share factor) and,
+  // team_share, the team that goes first.
+  std::string team;
+  int used_gpus = -1, guaranteed_gpus = 0, max_gpus = -1;  // max -1: none
+  double fair_share = std::numeric_limits<double>::quiet_NaN();
+  std::string other_team;
+  double other_fair_share = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct PlanEntry {
@@ -117,6 +129,11 @@ struct LivePlanInput {
   sched::Objective objective = sched::Objective::kBalanced;  // hase's (DaemonOptions::objective)
   std::shared_ptr<const sched::LatencyOracle> oracle;
   sched::QueuePlanOptions options;
+  // Teams (docs/teams.md): the plan's team pass input; its config and ended usage point into
+  // the two objects below (owned here, so the input can move to the planner's thread).
+  sched::QueuePlanTeams teams;
+  std::shared_ptr<const sched::TeamConfig> team_config;
+  std::shared_ptr<const sched::FairShare> team_ended;
 };
 
 // Plans the queue. Errors: the policy's (NotFound for an unknown name; Internal).

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "hase/base/check.h"
+#include "hase/sched/team_reclaim.h"
 #include "hase/sched/wait_memo.h"
 #include "hase/sim/team_run.h"
 
@@ -472,6 +473,13 @@ Status Sim::TeamPass() {
   policy_.BeginPass(state_);
   const std::vector<int> waiting(queue_.begin(), queue_.end());
   teams_->BeginPass(waiting, tasks_, state_.now_ms);
+  // The next free GPU goes to the team offered first, not to a reservation made before it
+  // waited (sched/team_reclaim.h).
+  for (const auto& [task, gpu] : sched::YieldReservationsToTeamOrder(state_, policy_, teams_->ledger(),
+                                                                     teams_->pass_factors(), teams_->pass_items(),
+                                                                     teams_->pass_ids())) {
+    MarkChanged(gpu);
+  }
   int scanned = 0;
   for (int task; scanned < policy_.options().max_queue_scan && (task = teams_->Next()) >= 0; ++scanned) {
     if (policy_.PassSettled(state_)) break;

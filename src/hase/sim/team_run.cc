@@ -12,13 +12,13 @@ TeamRun::TeamRun(const sched::TeamConfig& config, const std::vector<sched::Task>
 }
 
 void TeamRun::BeginPass(const std::vector<int>& queue, const std::vector<sched::Task>& tasks, double now_ms) {
-  std::vector<sched::TeamQueue::Item> items;
-  items.reserve(queue.size());
-  for (int id : queue) items.push_back({team_of_[id], tasks[id].priority});
-  std::vector<double> factors;
-  for (const sched::TeamUsage& u : Usage(now_ms)) factors.push_back(u.factor);
+  pass_items_.clear();
+  pass_items_.reserve(queue.size());
+  for (int id : queue) pass_items_.push_back({team_of_[id], tasks[id].priority});
+  pass_factors_.clear();
+  for (const sched::TeamUsage& u : Usage(now_ms)) pass_factors_.push_back(u.factor);
   pass_ids_ = queue;
-  pass_ = std::make_unique<sched::TeamQueue>(ledger_, std::move(factors), items);
+  pass_ = std::make_unique<sched::TeamQueue>(ledger_, pass_factors_, pass_items_);
 }
 
 int TeamRun::Next() {

@@ -35,6 +35,10 @@ class TeamRun {
   void BeginPass(const std::vector<int>& queue, const std::vector<sched::Task>& tasks, double now_ms);
   // The next task id to offer, -1 when done (TeamQueue::Next).
   int Next();
+  // The pass's TeamQueue input (BeginPass): items parallel to pass_ids(), factors per team.
+  const std::vector<sched::TeamQueue::Item>& pass_items() const { return pass_items_; }
+  const std::vector<int>& pass_ids() const { return pass_ids_; }
+  const std::vector<double>& pass_factors() const { return pass_factors_; }
   // Why `task` may not be placed now (its team is at its maximum), or nullopt.
   std::optional<sched::QuotaHold> Held(int task) const { return ledger_.Check(team_of_[task]); }
 
@@ -69,6 +73,8 @@ class TeamRun {
   };
   std::vector<Open> open_;  // per task
   std::vector<int> pass_ids_;
+  std::vector<sched::TeamQueue::Item> pass_items_;
+  std::vector<double> pass_factors_;
   std::unique_ptr<sched::TeamQueue> pass_;
 };
 
