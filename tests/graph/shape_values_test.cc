@@ -92,6 +92,36 @@ TEST(ShapeValues, ComputedPadAndRangeResolve) {
   EXPECT_EQ(l->graph.FindValue("idx")->shape, (std::vector<int64_t>{4}));
 }
 
+// torchvision's DeepLabV3 / LR-ASPP heads at opset 13: F.interpolate(y, size=x.shape[-2:]) is a
+// Resize whose `sizes` is Concat(Slice(Shape(y), 0, 2), Cast(Concat(Unsqueeze(Gather(Shape(x),
+// 2)), Unsqueeze(Gather(Shape(x), 3))))). ONNX's Resize inference reads only initializer sizes
+// ("Resize output shape unknown after shape inference" before); hase evaluates them.
+TEST(ShapeValues, ResizeWithComputedSizesResolves) {
+  ModelBuilder b;
+  b.Input("x", {"N", "3", "20", "24"}).Input("y", {"N", "5", "4", "6"});
+  b.Int64Scalar("i2", 2).Int64Scalar("i3", 3).Int64Const("axes0", {0});
+  b.Int64Const("s0", {0}).Int64Const("e2", {2}).Int64Const("ax0", {0});
+  b.Node("Shape", {"x"}, {"sx"});
+  ModelBuilder::Int(b.Node("Gather", {"sx", "i2"}, {"h"}), "axis", 0);
+  ModelBuilder::Int(b.Node("Gather", {"sx", "i3"}, {"w"}), "axis", 0);
+  b.Node("Unsqueeze", {"h", "axes0"}, {"hu"});
+  b.Node("Unsqueeze", {"w", "axes0"}, {"wu"});
+  ModelBuilder::Int(b.Node("Concat", {"hu", "wu"}, {"hw"}), "axis", 0);
+  ModelBuilder::Int(b.Node("Cast", {"hw"}, {"hw64"}), "to", 7);
+  b.Node("Shape", {"y"}, {"sy"});
+  b.Node("Slice", {"sy", "s0", "e2", "ax0"}, {"nc"});
+  ModelBuilder::Int(b.Node("Concat", {"nc", "hw64"}, {"sizes"}), "axis", 0);
+  auto* r = b.Node("Resize", {"y", "", "", "sizes"}, {"up"});
+  ModelBuilder::Str(r, "mode", "linear");
+  b.Node("Relu", {"up"}, {"z"});
+  b.Output("z");
+  const std::string path = b.Write("resize_computed_sizes.onnx");
+  auto l = LoadOnnxGraph(path, {.batch = 2});
+  ASSERT_TRUE(l.ok()) << l.status().ToString();
+  EXPECT_EQ(l->graph.FindValue("up")->shape, (std::vector<int64_t>{2, 5, 20, 24}));
+  EXPECT_EQ(l->graph.FindValue("z")->shape, (std::vector<int64_t>{2, 5, 20, 24}));
+}
+
 }  // namespace
 }  // namespace hase::graph
 

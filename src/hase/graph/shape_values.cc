@@ -4,6 +4,7 @@
 #include <cctype>
 #include <map>
 #include <set>
+#include <string>
 #include <cstring>
 #include <optional>
 #include <unordered_map>
@@ -509,6 +510,33 @@ int ResolveShapeComputedDims(onnx::ModelProto* model,
         if (auto e = ComputeEinsumShape(eq, in)) {
           resolve(out, e->output, types.count(n.input(0)) ? types[n.input(0)] : 1);
         }
+      }
+    } else if (op == "Resize" && !dims.count(out) && n.input_size() == 4) {
+      // Resize-11..19 with `sizes` computed from shapes (torchvision's segmentation heads:
+      // F.interpolate(x, size=input.shape[-2:]) → Shape → Slice/Gather → Concat). ONNX's Resize
+      // inference reads only initializer sizes. Resize-18's `axes` names the axes `sizes` covers;
+      // a keep_aspect_ratio_policy other than "stretch" changes them, left unresolved.
+      const Ints* x = shape_of(n.input(0));
+      const Ints* sizes = val(n, 3);
+      Ints axes;
+      std::string policy = "stretch";
+      for (const auto& a : n.attribute()) {
+        if (a.name() == "axes") axes.assign(a.ints().begin(), a.ints().end());
+        if (a.name() == "keep_aspect_ratio_policy") policy = a.s();
+      }
+      if (x && sizes && policy == "stretch") {
+        const int64_t rank = static_cast<int64_t>(x->size());
+        if (axes.empty()) {
+          for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
+        }
+        Ints d = *x;
+        bool ok = axes.size() == sizes->size();
+        for (size_t i = 0; i < axes.size() && ok; ++i) {
+          const int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
+          ok = axis >= 0 && axis < rank && (*sizes)[i] >= 0;
+          if (ok) d[axis] = (*sizes)[i];
+        }
+        if (ok) resolve(out, d, types.count(n.input(0)) ? types[n.input(0)] : 1);
       }
     } else if (op == "Pad" && !dims.count(out)) {
       const Ints* x = shape_of(n.input(0));
