@@ -15,8 +15,9 @@ namespace {
 
 using Ints = std::vector<int64_t>;
 
-// Values of an integer tensor held in the proto (int64 / int32, data or raw_data).
-std::optional<Ints> TensorInts(const onnx::TensorProto& t) {
+}  // namespace
+
+std::optional<std::vector<int64_t>> TensorInts(const onnx::TensorProto& t) {
   Ints v;
   if (t.data_location() == onnx::TensorProto::EXTERNAL) return std::nullopt;
   if (t.data_type() == onnx::TensorProto::INT64) {
@@ -39,6 +40,8 @@ std::optional<Ints> TensorInts(const onnx::TensorProto& t) {
   }
   return v;
 }
+
+namespace {
 
 std::optional<Ints> KnownDims(const onnx::ValueInfoProto& vi) {
   if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) return std::nullopt;

@@ -40,6 +40,10 @@ struct EinsumShape {
 std::optional<EinsumShape> ComputeEinsumShape(std::string equation,
                                               const std::vector<const std::vector<int64_t>*>& inputs);
 
+// Values of an integer tensor held in the proto (int64 / int32, int*_data or raw_data),
+// flattened; nullopt for other types and external data.
+std::optional<std::vector<int64_t>> TensorInts(const onnx::TensorProto& t);
+
 // Adds value_info for every Reshape/Expand/ConstantOfShape/Pad/Slice/Einsum output whose dims were
 // unknown and are now computable. Returns how many were added (0 = nothing to do). With
 // `values`, also stores there every integer value it evaluated (name → flattened values).
