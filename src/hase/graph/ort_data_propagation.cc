@@ -111,8 +111,39 @@ int PropagateOrtShapeData(onnx::ModelProto* model,
     if (o.domain().empty() || o.domain() == "ai.onnx") opset = o.version();
   }
   const bool reshape_reads_propagated = opset >= 14;
+  // Slice-13 (opset ≥ 13): ONNX test_slice_without_input_shape, x (3, 2, 'a') with starts/ends
+  // not constant → y (None, None, None); probe S1 (opset 13 and 17): ORT fuses BiasGelu after
+  // such a Slice, so it knows the rank.
+  const bool slice_keeps_rank = opset >= 13;
 
   int written = 0;
+  // Gives `out` the dims `d` (elem type of `like`), replacing a rank-less entry.
+  auto write = [&](const std::string& out, const std::string& like, const std::vector<Elem>& d) {
+    auto entry = entries.find(out);
+    onnx::ValueInfoProto* vi = entry != entries.end() ? entry->second : g->add_value_info();
+    vi->set_name(out);
+    auto* tt = vi->mutable_type()->mutable_tensor_type();
+    int32_t et = onnx::TensorProto::FLOAT;
+    if (auto in = types.find(like); in != types.end() && in->second->has_tensor_type()) {
+      et = in->second->tensor_type().elem_type();
+    }
+    tt->set_elem_type(et);
+    auto* shape = tt->mutable_shape();
+    shape->clear_dim();
+    for (const Elem& e : d) {
+      auto* dim = shape->add_dim();
+      if (e.known() && *e.value >= 0) dim->set_dim_value(*e.value);
+      else if (!e.param.empty()) dim->set_dim_param(e.param);
+    }
+    types[out] = &vi->type();
+    entries[out] = vi;
+    ++written;
+  };
+  auto has_rank = [&](const std::string& name) {
+    auto it = types.find(name);
+    return it != types.end() && it->second->has_tensor_type() &&
+           it->second->tensor_type().has_shape();
+  };
   for (const onnx::NodeProto& n : g->node()) {
     if (!n.domain().empty() && n.domain() != "ai.onnx") continue;
     if (n.output_size() == 0 || n.output(0).empty()) continue;
@@ -245,11 +276,8 @@ int PropagateOrtShapeData(onnx::ModelProto* model,
       }
     } else if (op == "Reshape" && n.input_size() == 2 && reshape_reads_propagated) {
       // The output has a rank already (ONNX inferred it from a constant target): nothing new.
-      auto out_type = types.find(out);
-      const bool has_rank = out_type != types.end() && out_type->second->has_tensor_type() &&
-                            out_type->second->tensor_type().has_shape();
       std::optional<std::vector<Elem>> dims;
-      if (!has_rank) {
+      if (!has_rank(out)) {
         const Datum* t = datum(n, 1);
         const auto x = dims_of(n.input(0));
         if (t && !t->scalar) {
@@ -284,25 +312,52 @@ int PropagateOrtShapeData(onnx::ModelProto* model,
           dims = std::vector<Elem>(static_cast<size_t>(*(*td)[0].value));
         }
       }
-      if (dims) {
-        auto entry = entries.find(out);
-        onnx::ValueInfoProto* vi = entry != entries.end() ? entry->second : g->add_value_info();
-        vi->set_name(out);
-        auto* tt = vi->mutable_type()->mutable_tensor_type();
-        int32_t et = onnx::TensorProto::FLOAT;
-        if (auto in = types.find(n.input(0)); in != types.end() && in->second->has_tensor_type()) {
-          et = in->second->tensor_type().elem_type();
+      if (dims) write(out, n.input(0), *dims);
+    }
+    if (op == "Slice" && slice_keeps_rank && n.input_size() >= 3 && !has_rank(out)) {
+      // ORT's ONNX infers Slice-13's output rank whatever starts/ends are (ONNX 1.12 gives
+      // nothing when they are not constant); with every starts/ends/axes/steps value known
+      // (propagated values reach ONNX as data) the sliced dims too.
+      if (auto x = dims_of(n.input(0))) {
+        std::vector<Elem> d(x->size());
+        auto starts = known_values(n, 1), ends = known_values(n, 2);
+        std::optional<std::vector<int64_t>> axes, steps;
+        const bool has_axes = n.input_size() > 3 && !n.input(3).empty();
+        const bool has_steps = n.input_size() > 4 && !n.input(4).empty();
+        if (has_axes) axes = known_values(n, 3);
+        if (has_steps) steps = known_values(n, 4);
+        const int64_t rank = static_cast<int64_t>(x->size());
+        if (starts && ends && (!has_axes || axes) && (!has_steps || steps) &&
+            starts->size() == ends->size() && (!axes || axes->size() == starts->size()) &&
+            (!steps || steps->size() == starts->size())) {
+          d = *x;
+          for (size_t i = 0; i < starts->size(); ++i) {
+            int64_t axis = axes ? (*axes)[i] : static_cast<int64_t>(i);
+            if (axis < 0) axis += rank;
+            if (axis < 0 || axis >= rank) {
+              d.assign(x->size(), Elem{});
+              break;
+            }
+            const int64_t step = steps ? (*steps)[i] : 1;
+            const Elem in = (*x)[axis];
+            d[axis] = Elem{};
+            if (!in.known() || step == 0) continue;
+            const int64_t size = *in.value;
+            int64_t b = (*starts)[i], e = (*ends)[i];
+            if (b < 0) b += size;
+            if (e < 0) e += size;
+            if (step > 0) {
+              b = std::clamp<int64_t>(b, 0, size);
+              e = std::clamp<int64_t>(e, 0, size);
+              d[axis].value = e > b ? (e - b + step - 1) / step : 0;
+            } else {
+              b = std::clamp<int64_t>(b, 0, size - 1);
+              e = std::clamp<int64_t>(e, -1, size - 1);
+              d[axis].value = b > e ? (b - e + (-step) - 1) / (-step) : 0;
+            }
+          }
         }
-        tt->set_elem_type(et);
-        auto* shape = tt->mutable_shape();
-        shape->clear_dim();
-        for (const Elem& d : *dims) {
-          auto* dim = shape->add_dim();
-          if (d.known() && *d.value >= 0) dim->set_dim_value(*d.value);
-          else if (!d.param.empty()) dim->set_dim_param(d.param);
-        }
-        types[out] = &vi->type();
-        ++written;
+        write(out, n.input(0), d);
       }
     }
     if (result) data[out] = std::move(*result);
