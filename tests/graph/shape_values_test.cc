@@ -122,6 +122,40 @@ TEST(ShapeValues, ResizeWithComputedSizesResolves) {
   EXPECT_EQ(l->graph.FindValue("z")->shape, (std::vector<int64_t>{2, 5, 20, 24}));
 }
 
+// torchvision's GeneralizedRCNNTransform computes its resize in float on constants: size =
+// Floor(Cast(ReduceMin([320, 320]) to float)⁻¹ × 320 × 320) → Cast to int64; scale factors as
+// floats. ORT constant-folds both; hase evaluates them (Resize with computed sizes or scales).
+TEST(ShapeValues, FloatConstantArithmeticResolvesResize) {
+  ModelBuilder b;
+  b.Input("x", {"N", "3", "20", "24"});
+  b.Int64Const("hw", {40, 60}).Int64Const("s0", {0}).Int64Const("e2", {2}).Int64Const("ax0", {0});
+  b.FloatConst("k", {}, {30.0f}).FloatConst("ones", {2}, {1.0f, 1.0f});
+  b.FloatConst("half", {}, {0.5f});
+  ModelBuilder::Int(b.Node("ReduceMin", {"hw"}, {"m"}), "keepdims", 0);    // 40
+  ModelBuilder::Int(b.Node("Cast", {"m"}, {"mf"}), "to", 1);
+  b.Node("Reciprocal", {"mf"}, {"r"});                                       // 0.025
+  b.Node("Mul", {"r", "k"}, {"sc"});                                         // 0.75
+  b.Node("Mul", {"sc", "k"}, {"side"});                                      // 22.5
+  b.Node("Floor", {"side"}, {"fl"});                                         // 22
+  ModelBuilder::Int(b.Node("Cast", {"fl"}, {"fi"}), "to", 7);
+  b.Int64Const("axes0", {0});
+  b.Node("Unsqueeze", {"fi", "axes0"}, {"fu"});
+  b.Node("Shape", {"x"}, {"sx"});
+  b.Node("Slice", {"sx", "s0", "e2", "ax0"}, {"nc"});
+  ModelBuilder::Int(b.Node("Concat", {"nc", "fu", "fu"}, {"sizes"}), "axis", 0);
+  ModelBuilder::Str(b.Node("Resize", {"x", "", "", "sizes"}, {"a"}), "mode", "linear");
+  b.Node("Reciprocal", {"half"}, {"two"});                                   // 2.0
+  b.Node("Unsqueeze", {"two", "axes0"}, {"twou"});
+  ModelBuilder::Int(b.Node("Concat", {"ones", "twou", "twou"}, {"scales"}), "axis", 0);
+  ModelBuilder::Str(b.Node("Resize", {"a", "", "scales"}, {"y"}), "mode", "nearest");
+  b.Output("y");
+  const std::string path = b.Write("resize_float_arith.onnx");
+  auto l = LoadOnnxGraph(path, {.batch = 2});
+  ASSERT_TRUE(l.ok()) << l.status().ToString();
+  EXPECT_EQ(l->graph.FindValue("a")->shape, (std::vector<int64_t>{2, 3, 22, 22}));
+  EXPECT_EQ(l->graph.FindValue("y")->shape, (std::vector<int64_t>{2, 3, 44, 44}));
+}
+
 }  // namespace
 }  // namespace hase::graph
 

@@ -9,10 +9,10 @@
 // torchvision + onnx or without tools/ort/node_modules and hase_materialize; fails instead under
 // CI=true.
 //
-// Detection families do not load yet: their GeneralizedRCNNTransform / SSD transform computes
-// the resize scale and padding in float shape arithmetic (Cast → Div → Ceil → Cast), which hase
-// does not evaluate. Those cases assert today's behaviour — one clear error naming the node, no
-// crash — so that a fix shows here as a failure to update, not silently.
+// Detection families do not load yet: past their transform (float shape arithmetic hase now
+// evaluates), SSDlite stops at its anchor generator's Tile and Faster R-CNN at the RPN's TopK,
+// whose sizes come from values hase does not evaluate. Those cases assert today's behaviour — one
+// clear error naming the node, no crash — so that a fix shows here as a failure to update.
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
@@ -50,9 +50,10 @@ const std::vector<Case>& Cases() {
       {"swin_t", 17, ""},
       {"convnext_tiny", 17, ""},
       {"ssdlite320_mobilenet_v3_large", 17,
-       "node '/transform/Pad' (Pad): shape of tensor '/transform/Pad_output_0' is unknown"},
+       "node '/anchor_generator/Tile' (Tile): shape of tensor '/anchor_generator/Tile_output_0' "
+       "is unknown"},
       {"fasterrcnn_mobilenet_v3_large_320_fpn", 17,
-       "node '/transform/Resize' (Resize): shape of tensor '/transform/Resize_output_0' is unknown"},
+       "node '/rpn/TopK' (TopK): shape of tensor '/rpn/TopK_output_1' is unknown"},
   };
   return cases;
 }

@@ -1,6 +1,7 @@
 #include "hase/graph/shape_values.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cctype>
 #include <map>
 #include <set>
@@ -42,6 +43,35 @@ std::optional<std::vector<int64_t>> TensorInts(const onnx::TensorProto& t) {
 }
 
 namespace {
+
+// Values of a small float / double tensor held in the proto (float_data, double_data or
+// raw_data); nullopt otherwise.
+std::optional<std::vector<double>> TensorDoubles(const onnx::TensorProto& t) {
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) return std::nullopt;
+  std::vector<double> v;
+  if (t.data_type() == onnx::TensorProto::FLOAT) {
+    if (t.has_raw_data()) {
+      std::vector<float> w(t.raw_data().size() / 4);
+      std::memcpy(w.data(), t.raw_data().data(), w.size() * 4);
+      v.assign(w.begin(), w.end());
+    } else {
+      v.assign(t.float_data().begin(), t.float_data().end());
+    }
+  } else if (t.data_type() == onnx::TensorProto::DOUBLE) {
+    if (t.has_raw_data()) {
+      v.resize(t.raw_data().size() / 8);
+      std::memcpy(v.data(), t.raw_data().data(), v.size() * 8);
+    } else {
+      v.assign(t.double_data().begin(), t.double_data().end());
+    }
+  } else {
+    return std::nullopt;
+  }
+  if (v.size() > 64) return std::nullopt;
+  return v;
+}
+
+bool IsFloatType(int32_t t) { return t == 1 || t == 10 || t == 11 || t == 16; }
 
 std::optional<Ints> KnownDims(const onnx::ValueInfoProto& vi) {
   if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) return std::nullopt;
@@ -253,6 +283,111 @@ std::optional<Ints> SliceValues(const Ints& x, const Ints& d, const Ints& starts
   return out;
 }
 
+// Float arithmetic on small constant values, as ORT's constant folding runs it: Constant,
+// Cast (to a float type keeps the numbers; to an integer type truncates toward zero, into the
+// integer values), Reciprocal / Floor / Ceil / Neg / Sqrt, Add / Sub / Mul / Div / Min / Max of
+// two known operands (one-element broadcast), Unsqueeze / Squeeze / Identity / Concat, and
+// ReduceMax / ReduceMin over every element. Writes (*fvalues)[out] (and (*ints)[out] for a Cast
+// to an integer type).
+template <typename FVal, typename OutType>
+void EvaluateFloat(const onnx::NodeProto& n, const std::string& op, const std::string& out,
+                   FVal& fval, OutType& out_type,
+                   std::unordered_map<std::string, std::vector<double>>* fvalues,
+                   std::unordered_map<std::string, Ints>* ints) {
+  using D = std::vector<double>;
+  if (op == "Constant") {
+    for (const auto& a : n.attribute()) {
+      if (a.name() == "value" && a.has_t()) {
+        if (auto v = TensorDoubles(a.t())) (*fvalues)[out] = *v;
+      }
+      if (a.name() == "value_float") (*fvalues)[out] = {a.f()};
+      if (a.name() == "value_floats") (*fvalues)[out] = D(a.floats().begin(), a.floats().end());
+    }
+    return;
+  }
+  if (op == "Cast") {
+    auto x = fval(n, 0);
+    if (!x) return;
+    const int64_t to = IntAttr(n, "to", 0);
+    if (IsFloatType(static_cast<int32_t>(to))) {
+      D v = *x;
+      if (to == onnx::TensorProto::FLOAT) {
+        for (double& e : v) e = static_cast<double>(static_cast<float>(e));
+      }
+      (*fvalues)[out] = v;
+    } else if ((to == onnx::TensorProto::INT64 || to == onnx::TensorProto::INT32) &&
+               !ints->count(out)) {
+      Ints v;
+      for (double e : *x) {
+        if (!(std::fabs(e) < 9.0e15)) return;
+        v.push_back(static_cast<int64_t>(std::trunc(e)));
+      }
+      (*ints)[out] = v;
+    }
+    return;
+  }
+  if ((op == "ReduceMax" || op == "ReduceMin") && n.input_size() == 1 &&
+      !IsFloatType(out_type(n))) {
+    // Integer constants (the transform's min/max image size): into the integer values.
+    for (const auto& a : n.attribute()) {
+      if (a.name() == "axes") return;
+    }
+    auto it = ints->find(n.input(0));
+    if (it == ints->end() || it->second.empty()) return;
+    (*ints)[out] = {op == "ReduceMax" ? *std::max_element(it->second.begin(), it->second.end())
+                                      : *std::min_element(it->second.begin(), it->second.end())};
+    return;
+  }
+  if (!IsFloatType(out_type(n))) return;
+  if (op == "Reciprocal" || op == "Floor" || op == "Ceil" || op == "Neg" || op == "Sqrt") {
+    auto x = fval(n, 0);
+    if (!x) return;
+    D v = *x;
+    for (double& e : v) {
+      if (op == "Reciprocal") e = 1.0 / e;
+      else if (op == "Floor") e = std::floor(e);
+      else if (op == "Ceil") e = std::ceil(e);
+      else if (op == "Neg") e = -e;
+      else e = std::sqrt(e);
+    }
+    (*fvalues)[out] = v;
+  } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Min" ||
+             op == "Max") {
+    if (n.input_size() != 2) return;
+    auto a = fval(n, 0), b = fval(n, 1);
+    if (!a || !b || (a->size() != b->size() && a->size() != 1 && b->size() != 1)) return;
+    D v(std::max(a->size(), b->size()));
+    for (size_t i = 0; i < v.size(); ++i) {
+      const double x = (*a)[a->size() == 1 ? 0 : i], y = (*b)[b->size() == 1 ? 0 : i];
+      if (op == "Add") v[i] = x + y;
+      else if (op == "Sub") v[i] = x - y;
+      else if (op == "Mul") v[i] = x * y;
+      else if (op == "Div") v[i] = x / y;
+      else if (op == "Min") v[i] = std::min(x, y);
+      else v[i] = std::max(x, y);
+    }
+    (*fvalues)[out] = v;
+  } else if (op == "Unsqueeze" || op == "Squeeze" || op == "Identity" || op == "Reshape") {
+    if (auto x = fval(n, 0)) (*fvalues)[out] = *x;
+  } else if (op == "Concat") {
+    D v;
+    for (int i = 0; i < n.input_size(); ++i) {
+      auto x = fval(n, i);
+      if (!x) return;
+      v.insert(v.end(), x->begin(), x->end());
+    }
+    (*fvalues)[out] = v;
+  } else if ((op == "ReduceMax" || op == "ReduceMin") && n.input_size() == 1) {
+    for (const auto& a : n.attribute()) {
+      if (a.name() == "axes") return;  // over every element only
+    }
+    auto x = fval(n, 0);
+    if (!x || x->empty()) return;
+    (*fvalues)[out] = {op == "ReduceMax" ? *std::max_element(x->begin(), x->end())
+                                         : *std::min_element(x->begin(), x->end())};
+  }
+}
+
 }  // namespace
 
 int ResolveShapeComputedDims(onnx::ModelProto* model,
@@ -268,10 +403,14 @@ int ResolveShapeComputedDims(onnx::ModelProto* model,
   for (const auto& vi : g->input()) note(vi);
   for (const auto& vi : g->value_info()) note(vi);
   for (const auto& vi : g->output()) note(vi);
+  // Small float values (ORT constant-folds float arithmetic on constants too: detection models'
+  // GeneralizedRCNNTransform computes its resize scale as Reciprocal → Mul → Min → Floor).
+  std::unordered_map<std::string, std::vector<double>> fvalues;
   for (const auto& t : g->initializer()) {
     dims[t.name()] = Ints(t.dims().begin(), t.dims().end());
     types[t.name()] = t.data_type();
     if (auto v = TensorInts(t)) values[t.name()] = *v;
+    if (auto v = TensorDoubles(t)) fvalues[t.name()] = *v;
   }
   // value_info / output entries by name (element pointers of a RepeatedPtrField are stable).
   std::unordered_map<std::string, onnx::ValueInfoProto*> entries;
@@ -300,11 +439,27 @@ int ResolveShapeComputedDims(onnx::ModelProto* model,
     for (int64_t x : d) tt->mutable_shape()->add_dim()->set_dim_value(x);
     ++added;
   };
+  // A float view of input i: its float values, or its integer values as numbers.
+  auto fval = [&](const onnx::NodeProto& n, int i) -> std::optional<std::vector<double>> {
+    if (i >= n.input_size() || n.input(i).empty()) return std::nullopt;
+    if (auto it = fvalues.find(n.input(i)); it != fvalues.end()) return it->second;
+    if (auto it = values.find(n.input(i)); it != values.end() && it->second.size() <= 64) {
+      return std::vector<double>(it->second.begin(), it->second.end());
+    }
+    return std::nullopt;
+  };
+  auto out_type = [&](const onnx::NodeProto& n) -> int32_t {
+    auto it = types.find(n.output(0));
+    if (it != types.end()) return it->second;
+    it = types.find(n.input_size() > 0 ? n.input(0) : "");
+    return it == types.end() ? 0 : it->second;
+  };
   for (const onnx::NodeProto& n : g->node()) {
     if (!n.domain().empty() && n.domain() != "ai.onnx") continue;
     if (n.output_size() == 0) continue;
     const std::string& op = n.op_type();
     const std::string& out = n.output(0);
+    EvaluateFloat(n, op, out, fval, out_type, &fvalues, &values);
     if (op == "Constant") {
       for (const auto& a : n.attribute()) {
         if (a.name() == "value" && a.has_t()) {
@@ -381,8 +536,9 @@ int ResolveShapeComputedDims(onnx::ModelProto* model,
         if (all) o.insert(o.end(), v->begin(), v->end());
       }
       if (all) values[out] = o;
-    } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" ||
-               (op == "Mod" && IntAttr(n, "fmod", 0) == 0)) {
+    } else if ((op == "Add" || op == "Sub" || op == "Mul" || op == "Div" ||
+                (op == "Mod" && IntAttr(n, "fmod", 0) == 0)) &&
+               !IsFloatType(out_type(n))) {
       const Ints* a = val(n, 0);
       const Ints* b = val(n, 1);
       if (a && b) {
@@ -514,20 +670,32 @@ int ResolveShapeComputedDims(onnx::ModelProto* model,
           resolve(out, e->output, types.count(n.input(0)) ? types[n.input(0)] : 1);
         }
       }
-    } else if (op == "Resize" && !dims.count(out) && n.input_size() == 4) {
+    } else if (op == "Resize" && !dims.count(out) && n.input_size() >= 3) {
       // Resize-11..19 with `sizes` computed from shapes (torchvision's segmentation heads:
       // F.interpolate(x, size=input.shape[-2:]) → Shape → Slice/Gather → Concat). ONNX's Resize
       // inference reads only initializer sizes. Resize-18's `axes` names the axes `sizes` covers;
       // a keep_aspect_ratio_policy other than "stretch" changes them, left unresolved.
       const Ints* x = shape_of(n.input(0));
-      const Ints* sizes = val(n, 3);
+      const Ints* sizes = n.input_size() >= 4 ? val(n, 3) : nullptr;
       Ints axes;
       std::string policy = "stretch";
       for (const auto& a : n.attribute()) {
         if (a.name() == "axes") axes.assign(a.ints().begin(), a.ints().end());
         if (a.name() == "keep_aspect_ratio_policy") policy = a.s();
       }
-      if (x && sizes && policy == "stretch") {
+      std::optional<std::vector<double>> scales;
+      if (!sizes && !n.input(2).empty()) scales = fval(n, 2);
+      if (x && scales && scales->size() == x->size() && axes.empty()) {
+        // Resize-13 with computed scales: floor(dim × scale) (ONNX's resizeShapeInference).
+        Ints d = *x;
+        bool ok = true;
+        for (size_t i = 0; i < d.size() && ok; ++i) {
+          const double v = std::floor(static_cast<double>(d[i]) * (*scales)[i]);
+          ok = (*scales)[i] > 0 && v >= 0 && v < 9.0e15;
+          if (ok) d[i] = static_cast<int64_t>(v);
+        }
+        if (ok) resolve(out, d, types.count(n.input(0)) ? types[n.input(0)] : 1);
+      } else if (x && sizes && policy == "stretch") {
         const int64_t rank = static_cast<int64_t>(x->size());
         if (axes.empty()) {
           for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
