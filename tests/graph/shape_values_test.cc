@@ -156,6 +156,38 @@ TEST(ShapeValues, FloatConstantArithmeticResolvesResize) {
   EXPECT_EQ(l->graph.FindValue("y")->shape, (std::vector<int64_t>{2, 3, 44, 44}));
 }
 
+// SSD's anchor generator tiles its anchors by the feature map's H·W; Faster R-CNN's RPN keeps
+// TopK(min(pre_nms_top_n, anchors)) scores. Both repeats and k come from shapes.
+TEST(ShapeValues, TileRepeatsAndTopKFromShapes) {
+  ModelBuilder b;
+  b.Input("f", {"N", "4", "5", "6"}).Input("s", {"N", "100"});
+  b.Weight("anchors", {1, 4});
+  b.Int64Scalar("i2", 2).Int64Scalar("i3", 3).Int64Scalar("i1", 1).Int64Const("axes0", {0});
+  b.Int64Const("one", {1}).Int64Const("pre", {64}).Int64Const("shape1", {1});
+  b.Node("Shape", {"f"}, {"sf"});
+  ModelBuilder::Int(b.Node("Gather", {"sf", "i2"}, {"h"}), "axis", 0);
+  ModelBuilder::Int(b.Node("Gather", {"sf", "i3"}, {"w"}), "axis", 0);
+  b.Node("Mul", {"h", "w"}, {"hw"});
+  b.Node("Unsqueeze", {"hw", "axes0"}, {"hwu"});
+  ModelBuilder::Int(b.Node("Concat", {"hwu", "one"}, {"rep"}), "axis", 0);
+  b.Node("Tile", {"anchors", "rep"}, {"tiled"});
+  b.Output("tiled");
+  b.Node("Shape", {"s"}, {"ss"});
+  ModelBuilder::Int(b.Node("Gather", {"ss", "i1"}, {"n"}), "axis", 0);
+  b.Node("Unsqueeze", {"n", "axes0"}, {"nu"});
+  ModelBuilder::Int(b.Node("Concat", {"pre", "nu"}, {"cands"}), "axis", 0);
+  ModelBuilder::Int(b.Node("ReduceMin", {"cands"}, {"kmin"}), "keepdims", 0);
+  b.Node("Reshape", {"kmin", "shape1"}, {"k"});
+  ModelBuilder::Int(b.Node("TopK", {"s", "k"}, {"top", "idx"}), "axis", 1);
+  b.Output("top").Output("idx", 7);
+  const std::string path = b.Write("tile_topk.onnx");
+  auto l = LoadOnnxGraph(path, {.batch = 2});
+  ASSERT_TRUE(l.ok()) << l.status().ToString();
+  EXPECT_EQ(l->graph.FindValue("tiled")->shape, (std::vector<int64_t>{30, 4}));
+  EXPECT_EQ(l->graph.FindValue("top")->shape, (std::vector<int64_t>{2, 64}));
+  EXPECT_EQ(l->graph.FindValue("idx")->shape, (std::vector<int64_t>{2, 64}));
+}
+
 }  // namespace
 }  // namespace hase::graph
 

@@ -10,9 +10,10 @@
 // CI=true.
 //
 // Detection families do not load yet: past their transform (float shape arithmetic hase now
-// evaluates), SSDlite stops at its anchor generator's Tile and Faster R-CNN at the RPN's TopK,
-// whose sizes come from values hase does not evaluate. Those cases assert today's behaviour — one
-// clear error naming the node, no crash — so that a fix shows here as a failure to update.
+// evaluates) and their anchor Tile / RPN TopK (sizes from shapes), they stop at the first
+// NonZero of their box post-processing, whose output size depends on the data: hase gives it no
+// bound yet. Those cases assert today's behaviour — one clear error naming the node, no crash —
+// so that a fix shows here as a failure to update.
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
@@ -50,10 +51,9 @@ const std::vector<Case>& Cases() {
       {"swin_t", 17, ""},
       {"convnext_tiny", 17, ""},
       {"ssdlite320_mobilenet_v3_large", 17,
-       "node '/anchor_generator/Tile' (Tile): shape of tensor '/anchor_generator/Tile_output_0' "
-       "is unknown"},
+       "node '/NonZero' (NonZero): shape of tensor '/NonZero_output_0' is unknown"},
       {"fasterrcnn_mobilenet_v3_large_320_fpn", 17,
-       "node '/rpn/TopK' (TopK): shape of tensor '/rpn/TopK_output_1' is unknown"},
+       "node '/rpn/NonZero' (NonZero): shape of tensor '/rpn/NonZero_output_0' is unknown"},
   };
   return cases;
 }

@@ -709,6 +709,33 @@ int ResolveShapeComputedDims(onnx::ModelProto* model,
         }
         if (ok) resolve(out, d, types.count(n.input(0)) ? types[n.input(0)] : 1);
       }
+    } else if (op == "Tile" && !dims.count(out) && n.input_size() == 2) {
+      // Repeats computed from shapes (SSD's anchor generator: Tile(anchors, [H·W, 1])).
+      const Ints* x = shape_of(n.input(0));
+      const Ints* rep = val(n, 1);
+      if (x && rep && rep->size() == x->size()) {
+        Ints d = *x;
+        bool ok = true;
+        for (size_t i = 0; i < d.size() && ok; ++i) {
+          ok = (*rep)[i] >= 0 && !__builtin_mul_overflow(d[i], (*rep)[i], &d[i]);
+        }
+        if (ok) resolve(out, d, types.count(n.input(0)) ? types[n.input(0)] : 1);
+      }
+    } else if (op == "TopK" && n.input_size() == 2 && n.output_size() == 2) {
+      // k computed from shapes (Faster R-CNN's RPN: min(pre_nms_top_n, anchors)): both outputs
+      // are the input's dims with `axis` replaced by k.
+      const Ints* x = shape_of(n.input(0));
+      const Ints* k = val(n, 1);
+      int64_t axis = IntAttr(n, "axis", -1);
+      if (x && k && k->size() == 1 && (*k)[0] >= 0) {
+        if (axis < 0) axis += static_cast<int64_t>(x->size());
+        if (axis >= 0 && axis < static_cast<int64_t>(x->size()) && (*k)[0] <= (*x)[axis]) {
+          Ints d = *x;
+          d[axis] = (*k)[0];
+          resolve(n.output(0), d, types.count(n.input(0)) ? types[n.input(0)] : 1);
+          if (!n.output(1).empty()) resolve(n.output(1), d, onnx::TensorProto::INT64);
+        }
+      }
     } else if (op == "Pad" && !dims.count(out)) {
       const Ints* x = shape_of(n.input(0));
       const Ints* pads = val(n, 1);
