@@ -188,6 +188,35 @@ TEST(ShapeValues, TileRepeatsAndTopKFromShapes) {
   EXPECT_EQ(l->graph.FindValue("idx")->shape, (std::vector<int64_t>{2, 64}));
 }
 
+// Box post-processing: NonZero and NonMaxSuppression sizes depend on the data. hase bounds them
+// at the largest output their inputs allow, with one warning each, and resolves what follows.
+TEST(ShapeValues, DataDependentSizesAreBoundedWithAWarning) {
+  ModelBuilder b;
+  b.Input("x", {"N", "10"}).Input("boxes", {"1", "50", "4"}).Input("scores", {"1", "3", "50"});
+  b.FloatConst("zero", {}, {0.0f}).Int64Const("max_out", {10});
+  b.Node("Greater", {"x", "zero"}, {"pos"});
+  b.Node("NonZero", {"pos"}, {"nz"});
+  ModelBuilder::Ints(b.Node("Transpose", {"nz"}, {"nzt"}), "perm", {1, 0});
+  b.Output("nzt", 7);
+  b.Node("NonMaxSuppression", {"boxes", "scores", "max_out"}, {"sel"});
+  b.Output("sel", 7);
+  const std::string path = b.Write("data_dependent.onnx");
+  auto l = LoadOnnxGraph(path, {.batch = 2});
+  ASSERT_TRUE(l.ok()) << l.status().ToString();
+  EXPECT_EQ(l->graph.FindValue("nz")->shape, (std::vector<int64_t>{2, 20}));
+  EXPECT_EQ(l->graph.FindValue("nzt")->shape, (std::vector<int64_t>{20, 2}));
+  EXPECT_EQ(l->graph.FindValue("sel")->shape, (std::vector<int64_t>{30, 3}));  // 1·3·min(50, 10)
+  int noted = 0;
+  for (const std::string& w : l->warnings) {
+    if (w.find("depends on the data; bounded at 2x20") != std::string::npos) ++noted;
+    if (w.find("(NonMaxSuppression): its output size depends on the data; bounded at 30x3") !=
+        std::string::npos) {
+      ++noted;
+    }
+  }
+  EXPECT_EQ(noted, 2);
+}
+
 }  // namespace
 }  // namespace hase::graph
 

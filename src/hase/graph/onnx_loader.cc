@@ -463,10 +463,21 @@ Result<InferredModel> InferencePhase(onnx::ModelProto model, const std::string& 
   }
   // Dims bound: resolve Reshape targets computed from shapes (shape_values.h) and carry them on.
   // One round per dependent step (a Reshape whose dims feed the next Shape): ViT-B/16 needs 13.
+  onnx::ShapeInferenceOptions opts(/*check_type=*/false, /*error_mode=*/1,
+                                   /*enable_data_propagation=*/true);
   for (int round = 0; round < 64 && ResolveShapeComputedDims(&model) > 0; ++round) {
-    onnx::ShapeInferenceOptions opts(/*check_type=*/false, /*error_mode=*/1,
-                                     /*enable_data_propagation=*/true);
     HASE_RETURN_IF_ERROR(RunInference(&model, opts, path));
+  }
+  // Then data-dependent sizes (NonZero, NonMaxSuppression) at their bound, with a warning each,
+  // and what follows them resolved again.
+  for (int step = 0; step < 256; ++step) {
+    std::vector<std::string> notes;
+    if (BoundDataDependentDims(&model, &notes) == 0) break;
+    for (std::string& n : notes) warnings.push_back(std::move(n));
+    HASE_RETURN_IF_ERROR(RunInference(&model, opts, path));
+    for (int round = 0; round < 64 && ResolveShapeComputedDims(&model) > 0; ++round) {
+      HASE_RETURN_IF_ERROR(RunInference(&model, opts, path));
+    }
   }
 
   out.model = std::move(model);

@@ -889,4 +889,79 @@ int ResolveShapeComputedDims(onnx::ModelProto* model,
   return added;
 }
 
+int BoundDataDependentDims(onnx::ModelProto* model, std::vector<std::string>* notes) {
+  onnx::GraphProto* g = model->mutable_graph();
+  std::unordered_map<std::string, Ints> dims;
+  std::unordered_map<std::string, Ints> values;
+  std::unordered_map<std::string, onnx::ValueInfoProto*> entries;
+  for (const auto& vi : g->input()) {
+    if (auto d = KnownDims(vi)) dims[vi.name()] = *d;
+  }
+  for (auto& vi : *g->mutable_value_info()) {
+    entries[vi.name()] = &vi;
+    if (auto d = KnownDims(vi)) dims[vi.name()] = *d;
+  }
+  for (auto& vi : *g->mutable_output()) {
+    entries[vi.name()] = &vi;
+    if (auto d = KnownDims(vi)) dims[vi.name()] = *d;
+  }
+  for (const auto& t : g->initializer()) {
+    dims[t.name()] = Ints(t.dims().begin(), t.dims().end());
+    if (auto v = TensorInts(t)) values[t.name()] = *v;
+  }
+  auto shape_of = [&](const std::string& name) -> const Ints* {
+    auto it = dims.find(name);
+    return it == dims.end() ? nullptr : &it->second;
+  };
+  int bounded = 0;
+  auto bound = [&](const onnx::NodeProto& n, const Ints& d, const std::string& why) {
+    const std::string& out = n.output(0);
+    auto it = entries.find(out);
+    onnx::ValueInfoProto* vi = it != entries.end() ? it->second : g->add_value_info();
+    vi->set_name(out);
+    auto* tt = vi->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(onnx::TensorProto::INT64);
+    tt->clear_shape();
+    for (int64_t x : d) tt->mutable_shape()->add_dim()->set_dim_value(x);
+    dims[out] = d;
+    entries[out] = vi;
+    ++bounded;
+    std::string shape;
+    for (size_t i = 0; i < d.size(); ++i) shape += (i ? "x" : "") + std::to_string(d[i]);
+    notes->push_back("node '" + n.name() + "' (" + n.op_type() + "): its output size depends on " +
+                     "the data; bounded at " + shape + " (" + why + "); the kernels after it are " +
+                     "costed at that bound");
+  };
+  for (const onnx::NodeProto& n : g->node()) {
+    if (!n.domain().empty() && n.domain() != "ai.onnx") continue;
+    if (n.output_size() == 0 || n.output(0).empty() || shape_of(n.output(0))) continue;
+    if (n.op_type() == "NonZero" && n.input_size() == 1) {
+      const Ints* x = shape_of(n.input(0));
+      const int64_t e = x ? Product(*x) : -1;
+      if (x && e >= 0) {
+        bound(n, {static_cast<int64_t>(x->size()), e}, "every one of its input's " +
+                                                            std::to_string(e) +
+                                                            " elements non-zero");
+      }
+    } else if (n.op_type() == "NonMaxSuppression" && n.input_size() >= 2) {
+      const Ints* boxes = shape_of(n.input(0));
+      const Ints* scores = shape_of(n.input(1));
+      int64_t m = 0;
+      bool m_known = n.input_size() < 3 || n.input(2).empty();
+      if (!m_known) {
+        auto it = values.find(n.input(2));
+        m_known = it != values.end() && it->second.size() == 1;
+        if (m_known) m = it->second[0];
+      }
+      if (boxes && scores && boxes->size() == 3 && scores->size() == 3 && m_known) {
+        const int64_t per_class = std::min((*boxes)[1], std::max<int64_t>(m, 0));
+        bound(n, {(*scores)[0] * (*scores)[1] * per_class, 3},
+              "every class of every batch keeps min(boxes " + std::to_string((*boxes)[1]) +
+                  ", max_output_boxes_per_class " + std::to_string(m) + ")");
+      }
+    }
+  }
+  return bounded;
+}
+
 }  // namespace hase::graph

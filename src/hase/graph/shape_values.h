@@ -51,4 +51,15 @@ int ResolveShapeComputedDims(
     onnx::ModelProto* model,
     std::unordered_map<std::string, std::vector<int64_t>>* values = nullptr);
 
+// Data-dependent output sizes, bounded: once every computable dim is resolved, each NonZero or
+// NonMaxSuppression whose output still has no dims but whose inputs' dims are known gets the
+// largest output its inputs allow, and a note (one line, naming the node, the bound and why) is
+// appended to `notes`:
+//   NonZero(X) → [rank(X), elements(X)]  (every element non-zero);
+//   NonMaxSuppression(boxes [B, N, 4], scores [B, C, N], max_output_boxes_per_class M) →
+//     [B·C·min(N, M), 3]  (M a constant; absent or 0 → 0 boxes, as the operator defines).
+// Kernels after it are costed at that bound (an upper bound on their work). Returns how many
+// outputs it bounded (0 = none); re-run inference and ResolveShapeComputedDims after it.
+int BoundDataDependentDims(onnx::ModelProto* model, std::vector<std::string>* notes);
+
 }  // namespace hase::graph
