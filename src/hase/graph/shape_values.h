@@ -6,11 +6,16 @@
 // the small int64 tensors itself: Shape (incl. opset-15 start/end), Size, Gather (axis 0),
 // Unsqueeze, Squeeze, Concat, Cast, Identity, Reshape, Slice (any axes and steps, e.g. the
 // step -1 reversal torch's F.pad writes), Transpose, Add/Sub/Mul/Div/Mod, Equal, Where,
-// ConstantOfShape (≤ 64 elements), Range (≤ 4096 values), constant initializers and Constant
-// nodes; and resolves the dims of Reshape, Expand, ConstantOfShape, Pad, Slice, Range and Einsum outputs
-// whose target, pads, starts/ends or limits are such values (torch's expand(n, -1, -1), Swin's
-// window padding, roll and masks). A Shape's own dims are noted as it is evaluated, so a chain of
-// dependent computed Reshapes (one per attention block) resolves in one pass.
+// ConstantOfShape (≤ 64 elements), Range (≤ 4096 values), ReduceMin/ReduceMax over all
+// elements, constant initializers and Constant nodes; and small float constants as ORT's
+// constant folding does (Cast, Reciprocal, Floor, Ceil, Add/Sub/Mul/Div/Min/Max: detection
+// transforms' resize scale and padding). It resolves the dims of Reshape, Expand,
+// ConstantOfShape, Pad, Slice, Range, Einsum, Resize (computed sizes or scales), Tile (computed
+// repeats) and TopK (computed k) outputs whose target, pads, starts/ends, limits, sizes,
+// repeats or k are such values (torch's expand(n, -1, -1), Swin's window padding, roll and masks,
+// torchvision's F.interpolate(size=x.shape[-2:]), SSD anchors, the RPN's top-k). A Shape's own
+// dims are noted as it is evaluated, so a chain of dependent computed Reshapes (one per
+// attention block) resolves in one pass.
 // Each resolved output is written to the graph's
 // value_info with the consumer's element type, so that a re-run of shape inference carries the
 // dims downstream. Values that stay unknown are left alone (the loader then reports them).
