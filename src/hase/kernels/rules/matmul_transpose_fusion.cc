@@ -2,6 +2,7 @@
 
 #include <numeric>
 
+#include "hase/kernels/rules/cpu_float16_kernels.h"
 #include "hase/kernels/rules/rule_util.h"
 
 namespace hase::kernels::rules {
@@ -59,6 +60,10 @@ std::optional<MatmulTransposeFound> MatmulTransposeFusion::Match(const graph::Gr
   const graph::Node& mm = g.node(id);
   const bool fused = IsFusedMatMul(mm);
   if ((!IsOp(mm, "MatMul") && !fused) || mm.inputs.size() < 2) return std::nullopt;
+  // IsSupportedProvider: the MatMul must be assigned to the CPU EP. A float16 MatMul has no CPU
+  // kernel on x86-64 and stays unassigned until InsertCastTransformer (measured:
+  // Float16Fusion.FunctionInliningAttention keeps Transpose → Cast → MatMul).
+  if (!CpuEpHasKernel(g, mm)) return std::nullopt;
   MatmulTransposeFound f;
   f.matmul = id;
   if (!AllowedType(ElemType(g, mm.inputs[0]))) return std::nullopt;

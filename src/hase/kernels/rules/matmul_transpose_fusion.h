@@ -5,7 +5,8 @@
 // Mirrors ORT's MatmulTransposeFusion (onnxruntime/core/optimizer/matmul_transpose_fusion.cc),
 // level 2, CPU/CUDA/ROCm, registered after EmbedLayerNormFusion and before BiasGeluFusion
 // (graph_transformer_utils.cc).
-// Pattern: MatMul (ai.onnx) or FusedMatMul whose operand (float, float16, double, bfloat16) is
+// Pattern: MatMul (ai.onnx) or FusedMatMul assigned to the CPU EP (a float16 MatMul is not:
+// no x86-64 kernel, CpuEpHasKernel) whose operand (float, float16, double, bfloat16) is
 // the output of a Transpose that is not a graph output, with perm (or the reversed dims when
 // absent) of rank ≥ 2 in which the operand's last axis stays in the last two places and, at
 // rank ≥ 3, perm[0] ∈ {0, 1} and the batch dims stay contiguous (GetTransposeNodeFromOutput).
