@@ -217,6 +217,80 @@ TEST(ShapeValues, DataDependentSizesAreBoundedWithAWarning) {
   EXPECT_EQ(noted, 2);
 }
 
+// torchvision's batched_nms: If(boxes.numel() == 0) { empty } else { NMS(...)[:, 2] }. Once the
+// boxes are bounded the condition is known (false), and the If takes the else branch's dims,
+// with the NMS inside bounded too (its warning included).
+TEST(ShapeValues, IfWithComputedConditionTakesTheBranchDims) {
+  ModelBuilder b(17);
+  b.Input("x", {"N", "10"}).Input("boxes", {"1", "50", "4"}).Input("scores", {"1", "3", "50"});
+  b.FloatConst("zero", {}, {0.0f}).Int64Const("zero_i", {0});
+  b.Node("Greater", {"x", "zero"}, {"pos"});
+  b.Node("NonZero", {"pos"}, {"nz"});
+  b.Node("Shape", {"nz"}, {"nzs"});
+  ModelBuilder::Int(b.Node("ReduceProd", {"nzs"}, {"numel"}), "keepdims", 0);
+  b.Node("Equal", {"numel", "zero_i"}, {"empty"});
+  onnx::NodeProto* node = b.Node("If", {"empty"}, {"keep"});
+  auto branch = [](const std::string& name, bool empty) {
+    onnx::GraphProto g;
+    g.set_name(name);
+    auto* c = g.add_node();
+    if (empty) {
+      c->set_op_type("Constant");
+      c->add_output("none");
+      auto* a = c->add_attribute();
+      a->set_name("value");
+      a->set_type(onnx::AttributeProto::TENSOR);
+      a->mutable_t()->set_data_type(onnx::TensorProto::INT64);
+      a->mutable_t()->add_dims(0);
+    } else {
+      c->set_op_type("NonMaxSuppression");
+      c->add_input("boxes");
+      c->add_input("scores");
+      c->add_input("max_out");
+      c->add_output("sel");
+      auto* k = g.add_initializer();
+      k->set_name("max_out");
+      k->set_data_type(onnx::TensorProto::INT64);
+      k->add_dims(1);
+      k->add_int64_data(10);
+      auto* ga = g.add_node();
+      ga->set_op_type("Gather");
+      ga->add_input("sel");
+      ga->add_input("col");
+      ga->add_output("kept");
+      auto* ax = ga->add_attribute();
+      ax->set_name("axis");
+      ax->set_type(onnx::AttributeProto::INT);
+      ax->set_i(1);
+      auto* col = g.add_initializer();
+      col->set_name("col");
+      col->set_data_type(onnx::TensorProto::INT64);
+      col->add_int64_data(2);
+    }
+    auto* o = g.add_output();
+    o->set_name(empty ? "none" : "kept");
+    o->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT64);
+    return g;
+  };
+  for (const char* name : {"then_branch", "else_branch"}) {
+    auto* a = node->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    *a->mutable_g() = branch(name, std::string(name) == "then_branch");
+  }
+  b.Output("keep", 7);
+  const std::string path = b.Write("batched_nms_if.onnx");
+  auto l = LoadOnnxGraph(path, {.batch = 2});
+  ASSERT_TRUE(l.ok()) << l.status().ToString();
+  EXPECT_EQ(l->graph.FindValue("keep")->shape, (std::vector<int64_t>{30}));  // 1·3·min(50, 10)
+  int nms_notes = 0;
+  for (const std::string& w : l->warnings) {
+    nms_notes += w.find("(NonMaxSuppression): its output size depends on the data; bounded at "
+                        "30x3") != std::string::npos;
+  }
+  EXPECT_EQ(nms_notes, 1);
+}
+
 }  // namespace
 }  // namespace hase::graph
 

@@ -9,12 +9,11 @@
 // torchvision + onnx or without tools/ort/node_modules and hase_materialize; fails instead under
 // CI=true.
 //
-// Detection families do not load yet: past their transform (float shape arithmetic hase now
-// evaluates), their anchor Tile / RPN TopK (sizes from shapes) and the first NonZero /
-// NonMaxSuppression of their box post-processing (bounded, with a warning), they stop at the
-// If of torchvision's batched_nms (an empty-input branch and an NMS branch): hase does not
-// choose a branch from a computed condition yet. Those cases assert today's behaviour — one
-// clear error naming the node, no crash — so that a fix shows here as a failure to update.
+// Detection families load (data-dependent NonZero / NonMaxSuppression sizes bounded, with a
+// warning each; batched_nms's If takes the branch its computed condition picks) but do not match
+// ORT node for node yet: SSDlite lists ORT's ops in another order, Faster R-CNN 503 kernels to
+// ORT's 490. Those cases assert today's state, so that a fix shows here as a failure to update.
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
@@ -37,6 +36,10 @@ struct Case {
   int opset;
   // Empty: hase must match ORT node for node. Else: hase's error must contain this text.
   std::string error;
+  // Not yet node for node: hase lists the same ops as ORT, in another order.
+  bool same_ops_other_order = false;
+  // Not yet node for node: hase's kernel count (ORT's differs; checked live too).
+  int known_count = 0;
 };
 
 std::string CaseName(const Case& c) { return c.model + "_opset" + std::to_string(c.opset); }
@@ -51,10 +54,8 @@ const std::vector<Case>& Cases() {
       {"vit_b_32", 17, ""},
       {"swin_t", 17, ""},
       {"convnext_tiny", 17, ""},
-      {"ssdlite320_mobilenet_v3_large", 17,
-       "(If): shape of tensor 'onnx::Slice_"},
-      {"fasterrcnn_mobilenet_v3_large_320_fpn", 17,
-       "(If): shape of tensor 'onnx::Slice_"},
+      {"ssdlite320_mobilenet_v3_large", 17, "", /*same_ops_other_order=*/true},
+      {"fasterrcnn_mobilenet_v3_large_320_fpn", 17, "", false, /*known_count=*/503},
   };
   return cases;
 }
@@ -137,7 +138,19 @@ TEST_P(TorchvisionCases, OrtCpuMatchesOnnxRuntimeOrFailsClearly) {
     if (n.contains("activation")) t += "(" + n.at("activation").get<std::string>() + ")";
     want.push_back(t);
   }
+  if (c.known_count > 0) {
+    // ORT 1.30: 490 nodes; hase lacks GatherSliceToSplitFusion (Split x2, Squeeze x4 in ORT)
+    // and keeps 5 Reshape, 4 Mul, 3 Slice ORT removes.
+    EXPECT_EQ(static_cast<int>(got.size()), c.known_count) << CaseName(c);
+    EXPECT_NE(got, want) << CaseName(c) << " now matches ORT: make it a node-for-node case";
+    return;
+  }
   EXPECT_EQ(got.size(), want.size()) << CaseName(c);
+  if (c.same_ops_other_order) {
+    EXPECT_NE(got, want) << CaseName(c) << " now matches ORT in order: drop same_ops_other_order";
+    std::sort(got.begin(), got.end());
+    std::sort(want.begin(), want.end());
+  }
   EXPECT_EQ(got, want) << CaseName(c) << ": hase's ort-cpu kernels differ from ORT's graph";
 }
 

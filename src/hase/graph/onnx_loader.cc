@@ -472,7 +472,12 @@ Result<InferredModel> InferencePhase(onnx::ModelProto model, const std::string& 
   // and what follows them resolved again.
   for (int step = 0; step < 256; ++step) {
     std::vector<std::string> notes;
-    if (BoundDataDependentDims(&model, &notes) == 0) break;
+    std::unordered_map<std::string, std::vector<int64_t>> values;
+    if (ResolveShapeComputedDims(&model, &values) > 0) {
+      HASE_RETURN_IF_ERROR(RunInference(&model, opts, path));
+      continue;
+    }
+    if (BoundDataDependentDims(&model, values, &notes) == 0) break;
     for (std::string& n : notes) warnings.push_back(std::move(n));
     HASE_RETURN_IF_ERROR(RunInference(&model, opts, path));
     for (int round = 0; round < 64 && ResolveShapeComputedDims(&model) > 0; ++round) {

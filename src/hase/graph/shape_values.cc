@@ -1,5 +1,7 @@
 #include "hase/graph/shape_values.h"
 
+#include "hase/graph/shape_inference.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cctype>
@@ -326,16 +328,23 @@ void EvaluateFloat(const onnx::NodeProto& n, const std::string& op, const std::s
     }
     return;
   }
-  if ((op == "ReduceMax" || op == "ReduceMin") && n.input_size() == 1 &&
+  if ((op == "ReduceMax" || op == "ReduceMin" || op == "ReduceProd") && n.input_size() == 1 &&
       !IsFloatType(out_type(n))) {
-    // Integer constants (the transform's min/max image size): into the integer values.
+    // Integer values over every element (the transform's min/max image size; batched_nms's
+    // boxes.numel() == 0 test as ReduceProd(Shape(boxes))): into the integer values.
     for (const auto& a : n.attribute()) {
       if (a.name() == "axes") return;
     }
     auto it = ints->find(n.input(0));
     if (it == ints->end() || it->second.empty()) return;
-    (*ints)[out] = {op == "ReduceMax" ? *std::max_element(it->second.begin(), it->second.end())
-                                      : *std::min_element(it->second.begin(), it->second.end())};
+    const Ints& v = it->second;
+    if (op == "ReduceProd") {
+      const int64_t p = Product(v);
+      if (p >= 0) (*ints)[out] = {p};
+      return;
+    }
+    (*ints)[out] = {op == "ReduceMax" ? *std::max_element(v.begin(), v.end())
+                                      : *std::min_element(v.begin(), v.end())};
     return;
   }
   if (!IsFloatType(out_type(n))) return;
@@ -889,24 +898,34 @@ int ResolveShapeComputedDims(onnx::ModelProto* model,
   return added;
 }
 
-int BoundDataDependentDims(onnx::ModelProto* model, std::vector<std::string>* notes) {
+int BoundDataDependentDims(onnx::ModelProto* model,
+                           const std::unordered_map<std::string, std::vector<int64_t>>& known,
+                           std::vector<std::string>* notes, int depth) {
   onnx::GraphProto* g = model->mutable_graph();
   std::unordered_map<std::string, Ints> dims;
-  std::unordered_map<std::string, Ints> values;
+  std::unordered_map<std::string, Ints> values = known;
+  std::unordered_map<std::string, int32_t> types;
   std::unordered_map<std::string, onnx::ValueInfoProto*> entries;
+  auto note_type = [&](const onnx::ValueInfoProto& vi) {
+    if (vi.type().has_tensor_type()) types[vi.name()] = vi.type().tensor_type().elem_type();
+  };
   for (const auto& vi : g->input()) {
+    note_type(vi);
     if (auto d = KnownDims(vi)) dims[vi.name()] = *d;
   }
   for (auto& vi : *g->mutable_value_info()) {
+    note_type(vi);
     entries[vi.name()] = &vi;
     if (auto d = KnownDims(vi)) dims[vi.name()] = *d;
   }
   for (auto& vi : *g->mutable_output()) {
+    note_type(vi);
     entries[vi.name()] = &vi;
     if (auto d = KnownDims(vi)) dims[vi.name()] = *d;
   }
   for (const auto& t : g->initializer()) {
     dims[t.name()] = Ints(t.dims().begin(), t.dims().end());
+    types[t.name()] = t.data_type();
     if (auto v = TensorInts(t)) values[t.name()] = *v;
   }
   auto shape_of = [&](const std::string& name) -> const Ints* {
@@ -914,6 +933,17 @@ int BoundDataDependentDims(onnx::ModelProto* model, std::vector<std::string>* no
     return it == dims.end() ? nullptr : &it->second;
   };
   int bounded = 0;
+  auto set_dims = [&](const std::string& out, const Ints& d, int32_t elem_type) {
+    auto it = entries.find(out);
+    onnx::ValueInfoProto* vi = it != entries.end() ? it->second : g->add_value_info();
+    vi->set_name(out);
+    auto* tt = vi->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(elem_type);
+    tt->clear_shape();
+    for (int64_t x : d) tt->mutable_shape()->add_dim()->set_dim_value(x);
+    dims[out] = d;
+    entries[out] = vi;
+  };
   auto bound = [&](const onnx::NodeProto& n, const Ints& d, const std::string& why) {
     const std::string& out = n.output(0);
     auto it = entries.find(out);
@@ -958,6 +988,99 @@ int BoundDataDependentDims(onnx::ModelProto* model, std::vector<std::string>* no
         bound(n, {(*scores)[0] * (*scores)[1] * per_class, 3},
               "every class of every batch keeps min(boxes " + std::to_string((*boxes)[1]) +
                   ", max_output_boxes_per_class " + std::to_string(m) + ")");
+      }
+    } else if (n.op_type() == "If" && n.input_size() == 1 && depth < 8) {
+      // A condition hase computed (torchvision's batched_nms: boxes.numel() == 0, false once
+      // the boxes are bounded): the outputs take the dims of the branch taken, resolved with
+      // the outer dims and values (and bounded inside, notes included).
+      auto c = values.find(n.input(0));
+      if (c == values.end() || c->second.size() != 1) continue;
+      const char* branch_name = c->second[0] != 0 ? "then_branch" : "else_branch";
+      const onnx::GraphProto* branch = nullptr;
+      for (const auto& a : n.attribute()) {
+        if (a.name() == branch_name && a.has_g()) branch = &a.g();
+      }
+      if (branch == nullptr || branch->output_size() != n.output_size()) continue;
+      bool missing = false;
+      for (const std::string& o : n.output()) missing = missing || (!o.empty() && !shape_of(o));
+      if (!missing) continue;
+      // The branch as a model of its own: outer names it reads become inputs of known dims
+      // (integer values known outside become initializers), as ONNX's outer scope.
+      onnx::ModelProto sub;
+      sub.set_ir_version(model->ir_version());
+      *sub.mutable_opset_import() = model->opset_import();
+      onnx::GraphProto* sg = sub.mutable_graph();
+      *sg = *branch;
+      std::set<std::string> local;
+      for (const auto& t : branch->initializer()) local.insert(t.name());
+      for (const auto& vi : branch->input()) local.insert(vi.name());
+      bool ok = true;
+      for (const auto& bn : branch->node()) {
+        for (const std::string& in : bn.input()) {
+          if (in.empty() || local.count(in)) continue;
+          local.insert(in);
+          const Ints* d = shape_of(in);
+          auto t = types.find(in);
+          if (d == nullptr || t == types.end()) {
+            ok = false;
+            break;
+          }
+          auto v = values.find(in);
+          if (v != values.end() && t->second == onnx::TensorProto::INT64 &&
+              static_cast<int64_t>(v->second.size()) == Product(*d)) {
+            onnx::TensorProto* init = sg->add_initializer();
+            init->set_name(in);
+            init->set_data_type(onnx::TensorProto::INT64);
+            for (int64_t x : *d) init->add_dims(x);
+            for (int64_t x : v->second) init->add_int64_data(x);
+          } else {
+            onnx::ValueInfoProto* vi = sg->add_input();
+            vi->set_name(in);
+            vi->mutable_type()->mutable_tensor_type()->set_elem_type(t->second);
+            for (int64_t x : *d) {
+              vi->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(x);
+            }
+          }
+        }
+        for (const std::string& o : bn.output()) local.insert(o);
+        if (!ok) break;
+      }
+      if (!ok) continue;
+      for (auto& o : *sg->mutable_output()) {
+        if (o.type().has_tensor_type()) o.mutable_type()->mutable_tensor_type()->clear_shape();
+      }
+      const onnx::ShapeInferenceOptions opts(/*check_type=*/false, /*error_mode=*/1,
+                                             /*enable_data_propagation=*/true);
+      if (!InferModelShapesUnisolated(&sub, opts).ok()) continue;
+      for (int step = 0; step < 64; ++step) {
+        std::unordered_map<std::string, std::vector<int64_t>> sub_values;
+        int progress = 0;
+        for (int round = 0; round < 64; ++round) {
+          const int r = ResolveShapeComputedDims(&sub, &sub_values);
+          if (r == 0) break;
+          progress += r;
+          if (!InferModelShapesUnisolated(&sub, opts).ok()) break;
+        }
+        std::vector<std::string> sub_notes;
+        const int b = BoundDataDependentDims(&sub, sub_values, &sub_notes, depth + 1);
+        for (std::string& note : sub_notes) notes->push_back(std::move(note));
+        if (b > 0 && !InferModelShapesUnisolated(&sub, opts).ok()) break;
+        if (progress + b == 0) break;
+      }
+      // The branch outputs' dims, by position.
+      std::unordered_map<std::string, const onnx::ValueInfoProto*> sub_vi;
+      for (const auto& vi : sub.graph().value_info()) sub_vi[vi.name()] = &vi;
+      for (const auto& vi : sub.graph().output()) {
+        if (KnownDims(vi)) sub_vi[vi.name()] = &vi;
+      }
+      for (int i = 0; i < n.output_size(); ++i) {
+        if (n.output(i).empty() || shape_of(n.output(i))) continue;
+        auto it = sub_vi.find(branch->output(i).name());
+        if (it == sub_vi.end()) continue;
+        auto d = KnownDims(*it->second);
+        if (!d) continue;
+        set_dims(n.output(i), *d, it->second->type().tensor_type().elem_type());
+        ++bounded;
       }
     }
   }

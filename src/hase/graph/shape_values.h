@@ -63,8 +63,13 @@ int ResolveShapeComputedDims(
 //   NonZero(X) → [rank(X), elements(X)]  (every element non-zero);
 //   NonMaxSuppression(boxes [B, N, 4], scores [B, C, N], max_output_boxes_per_class M) →
 //     [B·C·min(N, M), 3]  (M a constant; absent or 0 → 0 boxes, as the operator defines).
-// Kernels after it are costed at that bound (an upper bound on their work). Returns how many
-// outputs it bounded (0 = none); re-run inference and ResolveShapeComputedDims after it.
-int BoundDataDependentDims(onnx::ModelProto* model, std::vector<std::string>* notes);
+// Kernels after it are costed at that bound (an upper bound on their work). An If whose
+// condition is among `values` (what ResolveShapeComputedDims evaluated: torchvision's
+// batched_nms tests boxes.numel() == 0) gives its outputs the dims of the branch it takes,
+// resolved and bounded the same way inside (notes included). Returns how many outputs it gave
+// dims (0 = none); re-run inference and ResolveShapeComputedDims after it.
+int BoundDataDependentDims(onnx::ModelProto* model,
+                           const std::unordered_map<std::string, std::vector<int64_t>>& values,
+                           std::vector<std::string>* notes, int depth = 0);
 
 }  // namespace hase::graph
