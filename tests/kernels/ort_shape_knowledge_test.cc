@@ -134,6 +134,30 @@ TEST(OrtShapeKnowledge, AttentionMatMulsBecomeFusedMatMul) {
             (V{"Transpose", "Div", "Transpose", "MatMul", "Softmax", "MatMul"}));
 }
 
+// boxes[:, 0], boxes[:, 1:2] (index [1]) and boxes[:, 2:4] of one tensor become one Split along
+// the axis, with a Squeeze after the scalar-index piece (GatherSliceToSplitFusion; torchvision's
+// box coders). Opset 13 and 17 alike.
+TEST(OrtShapeKnowledge, GathersAndSlicesOfOneAxisBecomeSplit) {
+  for (int64_t opset : {13, 17}) {
+    ModelBuilder b(opset);
+    b.Input("x", {"N", "4", "6"});
+    b.Int64Scalar("i0", 0).Int64Const("i1", {1});
+    b.Int64Const("s2", {2}).Int64Const("e4", {4}).Int64Const("ax1", {1});
+    b.Node("Relu", {"x"}, {"r"});
+    ModelBuilder::Int(b.Node("Gather", {"r", "i0"}, {"a"}), "axis", 1);
+    ModelBuilder::Int(b.Node("Gather", {"r", "i1"}, {"b"}), "axis", 1);
+    b.Node("Slice", {"r", "s2", "e4", "ax1"}, {"c"});
+    b.Output("a").Output("b").Output("c");
+    const std::string path = b.Write("gather_slice_split_o" + std::to_string(opset) + ".onnx");
+    const KernelList l = Build(path, {.batch = 2, .profile = "ort-cpu"});
+    ASSERT_EQ(Types(l), (V{"Relu", "Split", "Squeeze"})) << opset;
+    EXPECT_EQ(l.kernels[1].outputs.size(), 3u);
+    EXPECT_EQ(l.kernels[1].outputs[2].shape, (std::vector<int64_t>{2, 2, 6}));
+    EXPECT_EQ(l.kernels[2].outputs[0].shape, (std::vector<int64_t>{2, 6}));
+    if (auto ort = OrtCpuTypes(path)) EXPECT_EQ(Types(l), *ort) << opset;
+  }
+}
+
 // Where(Not(c), a, b) → Where(c, b, a) at opset 15, 16 and 17 alike (Where-16 included).
 TEST(OrtShapeKnowledge, NotWhereFusesAtOpset16And17) {
   for (int64_t opset : {15, 16, 17}) {
