@@ -497,6 +497,7 @@ std::string Pack(const InferredModel& m) {
   j["model"] = nlohmann::json::binary(std::vector<uint8_t>(bytes.begin(), bytes.end()));
   j["dims"] = m.ort_view.dims;
   j["values"] = m.ort_view.values;
+  j["float_values"] = m.ort_view.float_values;
   j["warnings"] = m.warnings;
   j["unknown"] = m.unknown_nodes;
   const std::vector<uint8_t> cbor = nlohmann::json::to_cbor(j);
@@ -513,6 +514,7 @@ Result<InferredModel> Unpack(const std::string& wire) {
     }
     j.at("dims").get_to(m.ort_view.dims);
     j.at("values").get_to(m.ort_view.values);
+    j.at("float_values").get_to(m.ort_view.float_values);
     j.at("warnings").get_to(m.warnings);
     j.at("unknown").get_to(m.unknown_nodes);
   } catch (const std::exception& e) {
@@ -720,6 +722,9 @@ Result<LoadedGraph> LoadOnnxGraph(const std::string& path, const LoadOptions& op
     with.ort_shape = dims;
     if (auto it = ort_view.values.find(name); it != ort_view.values.end()) {
       with.ort_value = it->second;
+    }
+    if (auto it = ort_view.float_values.find(name); it != ort_view.float_values.end()) {
+      with.ort_float_value = it->second;
     }
     graph.SetValue(std::move(with));
   }

@@ -238,14 +238,16 @@ OrtShapeView ComputeOrtShapeView(const onnx::ModelProto& model) {
   std::unordered_set<std::string> file_symbols;
   for (const auto& [name, code] : symbols) file_symbols.insert(name);
   std::unordered_map<std::string, std::vector<int64_t>> values;
+  std::unordered_map<std::string, std::vector<double>> float_values;
   for (int round = 0; round < 64; ++round) {
     // Constant folding's values first (they make full shapes), then ORT's data propagation for
     // the Reshapes still without a rank.
-    int added = ResolveShapeComputedDims(&m, &values);
+    int added = ResolveShapeComputedDims(&m, &values, &float_values);
     if (added == 0) added = PropagateOrtShapeData(&m, file_symbols);
     if (added == 0 || !InferModelShapesUnisolated(&m, OrtInference()).ok()) break;
   }
   view.values = std::move(values);
+  view.float_values = std::move(float_values);
 
   auto note = [&](const onnx::ValueInfoProto& vi) {
     auto dims = OrtDimsOf(vi, [&](const std::string& param) {

@@ -37,6 +37,9 @@ struct OrtShapeView {
   // Value name → int64 values that ORT's constant folding computes (shape arithmetic over static
   // dims, constants of constants), flattened. Only small integer tensors.
   std::unordered_map<std::string, std::vector<int64_t>> values;
+  // Value name → float values its constant folding computes from constants (a resize scale, a
+  // ratio of two static dims), flattened; at most 64 elements each.
+  std::unordered_map<std::string, std::vector<double>> float_values;
 };
 
 // The view of `model` as read from the file (before any dim is bound). Copies what inference

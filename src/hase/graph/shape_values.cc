@@ -400,7 +400,8 @@ void EvaluateFloat(const onnx::NodeProto& n, const std::string& op, const std::s
 }  // namespace
 
 int ResolveShapeComputedDims(onnx::ModelProto* model,
-                             std::unordered_map<std::string, std::vector<int64_t>>* values_out) {
+                             std::unordered_map<std::string, std::vector<int64_t>>* values_out,
+                             std::unordered_map<std::string, std::vector<double>>* float_out) {
   onnx::GraphProto* g = model->mutable_graph();
   std::unordered_map<std::string, Ints> dims;     // fully known shapes
   std::unordered_map<std::string, int32_t> types;  // element types
@@ -890,6 +891,13 @@ int ResolveShapeComputedDims(onnx::ModelProto* model,
         }
         if (ok) resolve(out, d, types.count(n.input(0)) ? types[n.input(0)] : 1);
       }
+    }
+  }
+  if (float_out) {
+    std::set<std::string> inits;
+    for (const auto& t : g->initializer()) inits.insert(t.name());
+    for (auto& [name, v] : fvalues) {
+      if (!inits.count(name)) (*float_out)[name] = v;
     }
   }
   if (values_out) {

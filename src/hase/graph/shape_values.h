@@ -52,9 +52,12 @@ std::optional<std::vector<int64_t>> TensorInts(const onnx::TensorProto& t);
 // Adds value_info for every Reshape/Expand/ConstantOfShape/Pad/Slice/Einsum output whose dims were
 // unknown and are now computable. Returns how many were added (0 = nothing to do). With
 // `values`, also stores there every integer value it evaluated (name → flattened values).
+// With `float_values`, also every small float value it evaluated that is not an initializer
+// (name → flattened values; ORT's constant folding of float arithmetic on constants).
 int ResolveShapeComputedDims(
     onnx::ModelProto* model,
-    std::unordered_map<std::string, std::vector<int64_t>>* values = nullptr);
+    std::unordered_map<std::string, std::vector<int64_t>>* values = nullptr,
+    std::unordered_map<std::string, std::vector<double>>* float_values = nullptr);
 
 // Data-dependent output sizes, bounded: once every computable dim is resolved, each NonZero or
 // NonMaxSuppression whose output still has no dims but whose inputs' dims are known gets the
