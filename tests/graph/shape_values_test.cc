@@ -92,6 +92,205 @@ TEST(ShapeValues, ComputedPadAndRangeResolve) {
   EXPECT_EQ(l->graph.FindValue("idx")->shape, (std::vector<int64_t>{4}));
 }
 
+// torchvision's DeepLabV3 / LR-ASPP heads at opset 13: F.interpolate(y, size=x.shape[-2:]) is a
+// Resize whose `sizes` is Concat(Slice(Shape(y), 0, 2), Cast(Concat(Unsqueeze(Gather(Shape(x),
+// 2)), Unsqueeze(Gather(Shape(x), 3))))). ONNX's Resize inference reads only initializer sizes
+// ("Resize output shape unknown after shape inference" before); hase evaluates them.
+TEST(ShapeValues, ResizeWithComputedSizesResolves) {
+  ModelBuilder b;
+  b.Input("x", {"N", "3", "20", "24"}).Input("y", {"N", "5", "4", "6"});
+  b.Int64Scalar("i2", 2).Int64Scalar("i3", 3).Int64Const("axes0", {0});
+  b.Int64Const("s0", {0}).Int64Const("e2", {2}).Int64Const("ax0", {0});
+  b.Node("Shape", {"x"}, {"sx"});
+  ModelBuilder::Int(b.Node("Gather", {"sx", "i2"}, {"h"}), "axis", 0);
+  ModelBuilder::Int(b.Node("Gather", {"sx", "i3"}, {"w"}), "axis", 0);
+  b.Node("Unsqueeze", {"h", "axes0"}, {"hu"});
+  b.Node("Unsqueeze", {"w", "axes0"}, {"wu"});
+  ModelBuilder::Int(b.Node("Concat", {"hu", "wu"}, {"hw"}), "axis", 0);
+  ModelBuilder::Int(b.Node("Cast", {"hw"}, {"hw64"}), "to", 7);
+  b.Node("Shape", {"y"}, {"sy"});
+  b.Node("Slice", {"sy", "s0", "e2", "ax0"}, {"nc"});
+  ModelBuilder::Int(b.Node("Concat", {"nc", "hw64"}, {"sizes"}), "axis", 0);
+  auto* r = b.Node("Resize", {"y", "", "", "sizes"}, {"up"});
+  ModelBuilder::Str(r, "mode", "linear");
+  b.Node("Relu", {"up"}, {"z"});
+  b.Output("z");
+  const std::string path = b.Write("resize_computed_sizes.onnx");
+  auto l = LoadOnnxGraph(path, {.batch = 2});
+  ASSERT_TRUE(l.ok()) << l.status().ToString();
+  EXPECT_EQ(l->graph.FindValue("up")->shape, (std::vector<int64_t>{2, 5, 20, 24}));
+  EXPECT_EQ(l->graph.FindValue("z")->shape, (std::vector<int64_t>{2, 5, 20, 24}));
+}
+
+// torchvision's GeneralizedRCNNTransform computes its resize in float on constants: size =
+// Floor(Cast(ReduceMin([320, 320]) to float)⁻¹ × 320 × 320) → Cast to int64; scale factors as
+// floats. ORT constant-folds both; hase evaluates them (Resize with computed sizes or scales).
+TEST(ShapeValues, FloatConstantArithmeticResolvesResize) {
+  ModelBuilder b;
+  b.Input("x", {"N", "3", "20", "24"});
+  b.Int64Const("hw", {40, 60}).Int64Const("s0", {0}).Int64Const("e2", {2}).Int64Const("ax0", {0});
+  b.FloatConst("k", {}, {30.0f}).FloatConst("ones", {2}, {1.0f, 1.0f});
+  b.FloatConst("half", {}, {0.5f});
+  ModelBuilder::Int(b.Node("ReduceMin", {"hw"}, {"m"}), "keepdims", 0);    // 40
+  ModelBuilder::Int(b.Node("Cast", {"m"}, {"mf"}), "to", 1);
+  b.Node("Reciprocal", {"mf"}, {"r"});                                       // 0.025
+  b.Node("Mul", {"r", "k"}, {"sc"});                                         // 0.75
+  b.Node("Mul", {"sc", "k"}, {"side"});                                      // 22.5
+  b.Node("Floor", {"side"}, {"fl"});                                         // 22
+  ModelBuilder::Int(b.Node("Cast", {"fl"}, {"fi"}), "to", 7);
+  b.Int64Const("axes0", {0});
+  b.Node("Unsqueeze", {"fi", "axes0"}, {"fu"});
+  b.Node("Shape", {"x"}, {"sx"});
+  b.Node("Slice", {"sx", "s0", "e2", "ax0"}, {"nc"});
+  ModelBuilder::Int(b.Node("Concat", {"nc", "fu", "fu"}, {"sizes"}), "axis", 0);
+  ModelBuilder::Str(b.Node("Resize", {"x", "", "", "sizes"}, {"a"}), "mode", "linear");
+  b.Node("Reciprocal", {"half"}, {"two"});                                   // 2.0
+  b.Node("Unsqueeze", {"two", "axes0"}, {"twou"});
+  ModelBuilder::Int(b.Node("Concat", {"ones", "twou", "twou"}, {"scales"}), "axis", 0);
+  ModelBuilder::Str(b.Node("Resize", {"a", "", "scales"}, {"y"}), "mode", "nearest");
+  b.Output("y");
+  const std::string path = b.Write("resize_float_arith.onnx");
+  auto l = LoadOnnxGraph(path, {.batch = 2});
+  ASSERT_TRUE(l.ok()) << l.status().ToString();
+  EXPECT_EQ(l->graph.FindValue("a")->shape, (std::vector<int64_t>{2, 3, 22, 22}));
+  EXPECT_EQ(l->graph.FindValue("y")->shape, (std::vector<int64_t>{2, 3, 44, 44}));
+}
+
+// SSD's anchor generator tiles its anchors by the feature map's H·W; Faster R-CNN's RPN keeps
+// TopK(min(pre_nms_top_n, anchors)) scores. Both repeats and k come from shapes.
+TEST(ShapeValues, TileRepeatsAndTopKFromShapes) {
+  ModelBuilder b;
+  b.Input("f", {"N", "4", "5", "6"}).Input("s", {"N", "100"});
+  b.Weight("anchors", {1, 4});
+  b.Int64Scalar("i2", 2).Int64Scalar("i3", 3).Int64Scalar("i1", 1).Int64Const("axes0", {0});
+  b.Int64Const("one", {1}).Int64Const("pre", {64}).Int64Const("shape1", {1});
+  b.Node("Shape", {"f"}, {"sf"});
+  ModelBuilder::Int(b.Node("Gather", {"sf", "i2"}, {"h"}), "axis", 0);
+  ModelBuilder::Int(b.Node("Gather", {"sf", "i3"}, {"w"}), "axis", 0);
+  b.Node("Mul", {"h", "w"}, {"hw"});
+  b.Node("Unsqueeze", {"hw", "axes0"}, {"hwu"});
+  ModelBuilder::Int(b.Node("Concat", {"hwu", "one"}, {"rep"}), "axis", 0);
+  b.Node("Tile", {"anchors", "rep"}, {"tiled"});
+  b.Output("tiled");
+  b.Node("Shape", {"s"}, {"ss"});
+  ModelBuilder::Int(b.Node("Gather", {"ss", "i1"}, {"n"}), "axis", 0);
+  b.Node("Unsqueeze", {"n", "axes0"}, {"nu"});
+  ModelBuilder::Int(b.Node("Concat", {"pre", "nu"}, {"cands"}), "axis", 0);
+  ModelBuilder::Int(b.Node("ReduceMin", {"cands"}, {"kmin"}), "keepdims", 0);
+  b.Node("Reshape", {"kmin", "shape1"}, {"k"});
+  ModelBuilder::Int(b.Node("TopK", {"s", "k"}, {"top", "idx"}), "axis", 1);
+  b.Output("top").Output("idx", 7);
+  const std::string path = b.Write("tile_topk.onnx");
+  auto l = LoadOnnxGraph(path, {.batch = 2});
+  ASSERT_TRUE(l.ok()) << l.status().ToString();
+  EXPECT_EQ(l->graph.FindValue("tiled")->shape, (std::vector<int64_t>{30, 4}));
+  EXPECT_EQ(l->graph.FindValue("top")->shape, (std::vector<int64_t>{2, 64}));
+  EXPECT_EQ(l->graph.FindValue("idx")->shape, (std::vector<int64_t>{2, 64}));
+}
+
+// Box post-processing: NonZero and NonMaxSuppression sizes depend on the data. hase bounds them
+// at the largest output their inputs allow, with one warning each, and resolves what follows.
+TEST(ShapeValues, DataDependentSizesAreBoundedWithAWarning) {
+  ModelBuilder b;
+  b.Input("x", {"N", "10"}).Input("boxes", {"1", "50", "4"}).Input("scores", {"1", "3", "50"});
+  b.FloatConst("zero", {}, {0.0f}).Int64Const("max_out", {10});
+  b.Node("Greater", {"x", "zero"}, {"pos"});
+  b.Node("NonZero", {"pos"}, {"nz"});
+  ModelBuilder::Ints(b.Node("Transpose", {"nz"}, {"nzt"}), "perm", {1, 0});
+  b.Output("nzt", 7);
+  b.Node("NonMaxSuppression", {"boxes", "scores", "max_out"}, {"sel"});
+  b.Output("sel", 7);
+  const std::string path = b.Write("data_dependent.onnx");
+  auto l = LoadOnnxGraph(path, {.batch = 2});
+  ASSERT_TRUE(l.ok()) << l.status().ToString();
+  EXPECT_EQ(l->graph.FindValue("nz")->shape, (std::vector<int64_t>{2, 20}));
+  EXPECT_EQ(l->graph.FindValue("nzt")->shape, (std::vector<int64_t>{20, 2}));
+  EXPECT_EQ(l->graph.FindValue("sel")->shape, (std::vector<int64_t>{30, 3}));  // 1·3·min(50, 10)
+  int noted = 0;
+  for (const std::string& w : l->warnings) {
+    if (w.find("depends on the data; bounded at 2x20") != std::string::npos) ++noted;
+    if (w.find("(NonMaxSuppression): its output size depends on the data; bounded at 30x3") !=
+        std::string::npos) {
+      ++noted;
+    }
+  }
+  EXPECT_EQ(noted, 2);
+}
+
+// torchvision's batched_nms: If(boxes.numel() == 0) { empty } else { NMS(...)[:, 2] }. Once the
+// boxes are bounded the condition is known (false), and the If takes the else branch's dims,
+// with the NMS inside bounded too (its warning included).
+TEST(ShapeValues, IfWithComputedConditionTakesTheBranchDims) {
+  ModelBuilder b(17);
+  b.Input("x", {"N", "10"}).Input("boxes", {"1", "50", "4"}).Input("scores", {"1", "3", "50"});
+  b.FloatConst("zero", {}, {0.0f}).Int64Const("zero_i", {0});
+  b.Node("Greater", {"x", "zero"}, {"pos"});
+  b.Node("NonZero", {"pos"}, {"nz"});
+  b.Node("Shape", {"nz"}, {"nzs"});
+  ModelBuilder::Int(b.Node("ReduceProd", {"nzs"}, {"numel"}), "keepdims", 0);
+  b.Node("Equal", {"numel", "zero_i"}, {"empty"});
+  onnx::NodeProto* node = b.Node("If", {"empty"}, {"keep"});
+  auto branch = [](const std::string& name, bool empty) {
+    onnx::GraphProto g;
+    g.set_name(name);
+    auto* c = g.add_node();
+    if (empty) {
+      c->set_op_type("Constant");
+      c->add_output("none");
+      auto* a = c->add_attribute();
+      a->set_name("value");
+      a->set_type(onnx::AttributeProto::TENSOR);
+      a->mutable_t()->set_data_type(onnx::TensorProto::INT64);
+      a->mutable_t()->add_dims(0);
+    } else {
+      c->set_op_type("NonMaxSuppression");
+      c->add_input("boxes");
+      c->add_input("scores");
+      c->add_input("max_out");
+      c->add_output("sel");
+      auto* k = g.add_initializer();
+      k->set_name("max_out");
+      k->set_data_type(onnx::TensorProto::INT64);
+      k->add_dims(1);
+      k->add_int64_data(10);
+      auto* ga = g.add_node();
+      ga->set_op_type("Gather");
+      ga->add_input("sel");
+      ga->add_input("col");
+      ga->add_output("kept");
+      auto* ax = ga->add_attribute();
+      ax->set_name("axis");
+      ax->set_type(onnx::AttributeProto::INT);
+      ax->set_i(1);
+      auto* col = g.add_initializer();
+      col->set_name("col");
+      col->set_data_type(onnx::TensorProto::INT64);
+      col->add_int64_data(2);
+    }
+    auto* o = g.add_output();
+    o->set_name(empty ? "none" : "kept");
+    o->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT64);
+    return g;
+  };
+  for (const char* name : {"then_branch", "else_branch"}) {
+    auto* a = node->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    *a->mutable_g() = branch(name, std::string(name) == "then_branch");
+  }
+  b.Output("keep", 7);
+  const std::string path = b.Write("batched_nms_if.onnx");
+  auto l = LoadOnnxGraph(path, {.batch = 2});
+  ASSERT_TRUE(l.ok()) << l.status().ToString();
+  EXPECT_EQ(l->graph.FindValue("keep")->shape, (std::vector<int64_t>{30}));  // 1·3·min(50, 10)
+  int nms_notes = 0;
+  for (const std::string& w : l->warnings) {
+    nms_notes += w.find("(NonMaxSuppression): its output size depends on the data; bounded at "
+                        "30x3") != std::string::npos;
+  }
+  EXPECT_EQ(nms_notes, 1);
+}
+
 }  // namespace
 }  // namespace hase::graph
 

@@ -69,6 +69,8 @@ struct Value {
   // does not know the rank; and the int values its constant folding computes, when it does.
   std::optional<std::vector<int64_t>> ort_shape;
   std::optional<std::vector<int64_t>> ort_value;
+  // Float values ORT's constant folding computes for it from constants (OrtShapeView::float_values).
+  std::optional<std::vector<double>> ort_float_value;
 
   // True when the rank and every dim are known.
   bool shape_known() const;

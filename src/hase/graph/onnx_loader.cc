@@ -463,10 +463,26 @@ Result<InferredModel> InferencePhase(onnx::ModelProto model, const std::string& 
   }
   // Dims bound: resolve Reshape targets computed from shapes (shape_values.h) and carry them on.
   // One round per dependent step (a Reshape whose dims feed the next Shape): ViT-B/16 needs 13.
+  onnx::ShapeInferenceOptions opts(/*check_type=*/false, /*error_mode=*/1,
+                                   /*enable_data_propagation=*/true);
   for (int round = 0; round < 64 && ResolveShapeComputedDims(&model) > 0; ++round) {
-    onnx::ShapeInferenceOptions opts(/*check_type=*/false, /*error_mode=*/1,
-                                     /*enable_data_propagation=*/true);
     HASE_RETURN_IF_ERROR(RunInference(&model, opts, path));
+  }
+  // Then data-dependent sizes (NonZero, NonMaxSuppression) at their bound, with a warning each,
+  // and what follows them resolved again.
+  for (int step = 0; step < 256; ++step) {
+    std::vector<std::string> notes;
+    std::unordered_map<std::string, std::vector<int64_t>> values;
+    if (ResolveShapeComputedDims(&model, &values) > 0) {
+      HASE_RETURN_IF_ERROR(RunInference(&model, opts, path));
+      continue;
+    }
+    if (BoundDataDependentDims(&model, values, &notes) == 0) break;
+    for (std::string& n : notes) warnings.push_back(std::move(n));
+    HASE_RETURN_IF_ERROR(RunInference(&model, opts, path));
+    for (int round = 0; round < 64 && ResolveShapeComputedDims(&model) > 0; ++round) {
+      HASE_RETURN_IF_ERROR(RunInference(&model, opts, path));
+    }
   }
 
   out.model = std::move(model);
@@ -481,6 +497,7 @@ std::string Pack(const InferredModel& m) {
   j["model"] = nlohmann::json::binary(std::vector<uint8_t>(bytes.begin(), bytes.end()));
   j["dims"] = m.ort_view.dims;
   j["values"] = m.ort_view.values;
+  j["float_values"] = m.ort_view.float_values;
   j["warnings"] = m.warnings;
   j["unknown"] = m.unknown_nodes;
   const std::vector<uint8_t> cbor = nlohmann::json::to_cbor(j);
@@ -497,6 +514,7 @@ Result<InferredModel> Unpack(const std::string& wire) {
     }
     j.at("dims").get_to(m.ort_view.dims);
     j.at("values").get_to(m.ort_view.values);
+    j.at("float_values").get_to(m.ort_view.float_values);
     j.at("warnings").get_to(m.warnings);
     j.at("unknown").get_to(m.unknown_nodes);
   } catch (const std::exception& e) {
@@ -704,6 +722,9 @@ Result<LoadedGraph> LoadOnnxGraph(const std::string& path, const LoadOptions& op
     with.ort_shape = dims;
     if (auto it = ort_view.values.find(name); it != ort_view.values.end()) {
       with.ort_value = it->second;
+    }
+    if (auto it = ort_view.float_values.find(name); it != ort_view.float_values.end()) {
+      with.ort_float_value = it->second;
     }
     graph.SetValue(std::move(with));
   }

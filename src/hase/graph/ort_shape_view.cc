@@ -12,6 +12,7 @@
 
 #include "hase/graph/attribute_proto.h"
 #include "hase/graph/graph.h"
+#include "hase/graph/ort_data_propagation.h"
 #include "hase/graph/shape_inference.h"
 #include "hase/graph/shape_values.h"
 #include "hase/graph/topological_order.h"
@@ -234,11 +235,19 @@ OrtShapeView ComputeOrtShapeView(const onnx::ModelProto& model) {
   for (const auto& vi : m.graph().value_info()) collect(vi);
 
   if (!InferModelShapesUnisolated(&m, OrtInference()).ok()) return view;
+  std::unordered_set<std::string> file_symbols;
+  for (const auto& [name, code] : symbols) file_symbols.insert(name);
   std::unordered_map<std::string, std::vector<int64_t>> values;
-  for (int round = 0; round < 64 && ResolveShapeComputedDims(&m, &values) > 0; ++round) {
-    if (!InferModelShapesUnisolated(&m, OrtInference()).ok()) break;
+  std::unordered_map<std::string, std::vector<double>> float_values;
+  for (int round = 0; round < 64; ++round) {
+    // Constant folding's values first (they make full shapes), then ORT's data propagation for
+    // the Reshapes still without a rank.
+    int added = ResolveShapeComputedDims(&m, &values, &float_values);
+    if (added == 0) added = PropagateOrtShapeData(&m, file_symbols);
+    if (added == 0 || !InferModelShapesUnisolated(&m, OrtInference()).ok()) break;
   }
   view.values = std::move(values);
+  view.float_values = std::move(float_values);
 
   auto note = [&](const onnx::ValueInfoProto& vi) {
     auto dims = OrtDimsOf(vi, [&](const std::string& param) {

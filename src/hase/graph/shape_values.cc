@@ -1,9 +1,13 @@
 #include "hase/graph/shape_values.h"
 
+#include "hase/graph/shape_inference.h"
+
 #include <algorithm>
+#include <cmath>
 #include <cctype>
 #include <map>
 #include <set>
+#include <string>
 #include <cstring>
 #include <optional>
 #include <unordered_map>
@@ -14,8 +18,9 @@ namespace {
 
 using Ints = std::vector<int64_t>;
 
-// Values of an integer tensor held in the proto (int64 / int32, data or raw_data).
-std::optional<Ints> TensorInts(const onnx::TensorProto& t) {
+}  // namespace
+
+std::optional<std::vector<int64_t>> TensorInts(const onnx::TensorProto& t) {
   Ints v;
   if (t.data_location() == onnx::TensorProto::EXTERNAL) return std::nullopt;
   if (t.data_type() == onnx::TensorProto::INT64) {
@@ -38,6 +43,37 @@ std::optional<Ints> TensorInts(const onnx::TensorProto& t) {
   }
   return v;
 }
+
+namespace {
+
+// Values of a small float / double tensor held in the proto (float_data, double_data or
+// raw_data); nullopt otherwise.
+std::optional<std::vector<double>> TensorDoubles(const onnx::TensorProto& t) {
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) return std::nullopt;
+  std::vector<double> v;
+  if (t.data_type() == onnx::TensorProto::FLOAT) {
+    if (t.has_raw_data()) {
+      std::vector<float> w(t.raw_data().size() / 4);
+      std::memcpy(w.data(), t.raw_data().data(), w.size() * 4);
+      v.assign(w.begin(), w.end());
+    } else {
+      v.assign(t.float_data().begin(), t.float_data().end());
+    }
+  } else if (t.data_type() == onnx::TensorProto::DOUBLE) {
+    if (t.has_raw_data()) {
+      v.resize(t.raw_data().size() / 8);
+      std::memcpy(v.data(), t.raw_data().data(), v.size() * 8);
+    } else {
+      v.assign(t.double_data().begin(), t.double_data().end());
+    }
+  } else {
+    return std::nullopt;
+  }
+  if (v.size() > 64) return std::nullopt;
+  return v;
+}
+
+bool IsFloatType(int32_t t) { return t == 1 || t == 10 || t == 11 || t == 16; }
 
 std::optional<Ints> KnownDims(const onnx::ValueInfoProto& vi) {
   if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) return std::nullopt;
@@ -249,10 +285,123 @@ std::optional<Ints> SliceValues(const Ints& x, const Ints& d, const Ints& starts
   return out;
 }
 
+// Float arithmetic on small constant values, as ORT's constant folding runs it: Constant,
+// Cast (to a float type keeps the numbers; to an integer type truncates toward zero, into the
+// integer values), Reciprocal / Floor / Ceil / Neg / Sqrt, Add / Sub / Mul / Div / Min / Max of
+// two known operands (one-element broadcast), Unsqueeze / Squeeze / Identity / Concat, and
+// ReduceMax / ReduceMin over every element. Writes (*fvalues)[out] (and (*ints)[out] for a Cast
+// to an integer type).
+template <typename FVal, typename OutType>
+void EvaluateFloat(const onnx::NodeProto& n, const std::string& op, const std::string& out,
+                   FVal& fval, OutType& out_type,
+                   std::unordered_map<std::string, std::vector<double>>* fvalues,
+                   std::unordered_map<std::string, Ints>* ints) {
+  using D = std::vector<double>;
+  if (op == "Constant") {
+    for (const auto& a : n.attribute()) {
+      if (a.name() == "value" && a.has_t()) {
+        if (auto v = TensorDoubles(a.t())) (*fvalues)[out] = *v;
+      }
+      if (a.name() == "value_float") (*fvalues)[out] = {a.f()};
+      if (a.name() == "value_floats") (*fvalues)[out] = D(a.floats().begin(), a.floats().end());
+    }
+    return;
+  }
+  if (op == "Cast") {
+    auto x = fval(n, 0);
+    if (!x) return;
+    const int64_t to = IntAttr(n, "to", 0);
+    if (IsFloatType(static_cast<int32_t>(to))) {
+      D v = *x;
+      if (to == onnx::TensorProto::FLOAT) {
+        for (double& e : v) e = static_cast<double>(static_cast<float>(e));
+      }
+      (*fvalues)[out] = v;
+    } else if ((to == onnx::TensorProto::INT64 || to == onnx::TensorProto::INT32) &&
+               !ints->count(out)) {
+      Ints v;
+      for (double e : *x) {
+        if (!(std::fabs(e) < 9.0e15)) return;
+        v.push_back(static_cast<int64_t>(std::trunc(e)));
+      }
+      (*ints)[out] = v;
+    }
+    return;
+  }
+  if ((op == "ReduceMax" || op == "ReduceMin" || op == "ReduceProd") && n.input_size() == 1 &&
+      !IsFloatType(out_type(n))) {
+    // Integer values over every element (the transform's min/max image size; batched_nms's
+    // boxes.numel() == 0 test as ReduceProd(Shape(boxes))): into the integer values.
+    for (const auto& a : n.attribute()) {
+      if (a.name() == "axes") return;
+    }
+    auto it = ints->find(n.input(0));
+    if (it == ints->end() || it->second.empty()) return;
+    const Ints& v = it->second;
+    if (op == "ReduceProd") {
+      const int64_t p = Product(v);
+      if (p >= 0) (*ints)[out] = {p};
+      return;
+    }
+    (*ints)[out] = {op == "ReduceMax" ? *std::max_element(v.begin(), v.end())
+                                      : *std::min_element(v.begin(), v.end())};
+    return;
+  }
+  if (!IsFloatType(out_type(n))) return;
+  if (op == "Reciprocal" || op == "Floor" || op == "Ceil" || op == "Neg" || op == "Sqrt") {
+    auto x = fval(n, 0);
+    if (!x) return;
+    D v = *x;
+    for (double& e : v) {
+      if (op == "Reciprocal") e = 1.0 / e;
+      else if (op == "Floor") e = std::floor(e);
+      else if (op == "Ceil") e = std::ceil(e);
+      else if (op == "Neg") e = -e;
+      else e = std::sqrt(e);
+    }
+    (*fvalues)[out] = v;
+  } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Min" ||
+             op == "Max") {
+    if (n.input_size() != 2) return;
+    auto a = fval(n, 0), b = fval(n, 1);
+    if (!a || !b || (a->size() != b->size() && a->size() != 1 && b->size() != 1)) return;
+    D v(std::max(a->size(), b->size()));
+    for (size_t i = 0; i < v.size(); ++i) {
+      const double x = (*a)[a->size() == 1 ? 0 : i], y = (*b)[b->size() == 1 ? 0 : i];
+      if (op == "Add") v[i] = x + y;
+      else if (op == "Sub") v[i] = x - y;
+      else if (op == "Mul") v[i] = x * y;
+      else if (op == "Div") v[i] = x / y;
+      else if (op == "Min") v[i] = std::min(x, y);
+      else v[i] = std::max(x, y);
+    }
+    (*fvalues)[out] = v;
+  } else if (op == "Unsqueeze" || op == "Squeeze" || op == "Identity" || op == "Reshape") {
+    if (auto x = fval(n, 0)) (*fvalues)[out] = *x;
+  } else if (op == "Concat") {
+    D v;
+    for (int i = 0; i < n.input_size(); ++i) {
+      auto x = fval(n, i);
+      if (!x) return;
+      v.insert(v.end(), x->begin(), x->end());
+    }
+    (*fvalues)[out] = v;
+  } else if ((op == "ReduceMax" || op == "ReduceMin") && n.input_size() == 1) {
+    for (const auto& a : n.attribute()) {
+      if (a.name() == "axes") return;  // over every element only
+    }
+    auto x = fval(n, 0);
+    if (!x || x->empty()) return;
+    (*fvalues)[out] = {op == "ReduceMax" ? *std::max_element(x->begin(), x->end())
+                                         : *std::min_element(x->begin(), x->end())};
+  }
+}
+
 }  // namespace
 
 int ResolveShapeComputedDims(onnx::ModelProto* model,
-                             std::unordered_map<std::string, std::vector<int64_t>>* values_out) {
+                             std::unordered_map<std::string, std::vector<int64_t>>* values_out,
+                             std::unordered_map<std::string, std::vector<double>>* float_out) {
   onnx::GraphProto* g = model->mutable_graph();
   std::unordered_map<std::string, Ints> dims;     // fully known shapes
   std::unordered_map<std::string, int32_t> types;  // element types
@@ -264,10 +413,14 @@ int ResolveShapeComputedDims(onnx::ModelProto* model,
   for (const auto& vi : g->input()) note(vi);
   for (const auto& vi : g->value_info()) note(vi);
   for (const auto& vi : g->output()) note(vi);
+  // Small float values (ORT constant-folds float arithmetic on constants too: detection models'
+  // GeneralizedRCNNTransform computes its resize scale as Reciprocal → Mul → Min → Floor).
+  std::unordered_map<std::string, std::vector<double>> fvalues;
   for (const auto& t : g->initializer()) {
     dims[t.name()] = Ints(t.dims().begin(), t.dims().end());
     types[t.name()] = t.data_type();
     if (auto v = TensorInts(t)) values[t.name()] = *v;
+    if (auto v = TensorDoubles(t)) fvalues[t.name()] = *v;
   }
   // value_info / output entries by name (element pointers of a RepeatedPtrField are stable).
   std::unordered_map<std::string, onnx::ValueInfoProto*> entries;
@@ -296,11 +449,27 @@ int ResolveShapeComputedDims(onnx::ModelProto* model,
     for (int64_t x : d) tt->mutable_shape()->add_dim()->set_dim_value(x);
     ++added;
   };
+  // A float view of input i: its float values, or its integer values as numbers.
+  auto fval = [&](const onnx::NodeProto& n, int i) -> std::optional<std::vector<double>> {
+    if (i >= n.input_size() || n.input(i).empty()) return std::nullopt;
+    if (auto it = fvalues.find(n.input(i)); it != fvalues.end()) return it->second;
+    if (auto it = values.find(n.input(i)); it != values.end() && it->second.size() <= 64) {
+      return std::vector<double>(it->second.begin(), it->second.end());
+    }
+    return std::nullopt;
+  };
+  auto out_type = [&](const onnx::NodeProto& n) -> int32_t {
+    auto it = types.find(n.output(0));
+    if (it != types.end()) return it->second;
+    it = types.find(n.input_size() > 0 ? n.input(0) : "");
+    return it == types.end() ? 0 : it->second;
+  };
   for (const onnx::NodeProto& n : g->node()) {
     if (!n.domain().empty() && n.domain() != "ai.onnx") continue;
     if (n.output_size() == 0) continue;
     const std::string& op = n.op_type();
     const std::string& out = n.output(0);
+    EvaluateFloat(n, op, out, fval, out_type, &fvalues, &values);
     if (op == "Constant") {
       for (const auto& a : n.attribute()) {
         if (a.name() == "value" && a.has_t()) {
@@ -377,8 +546,9 @@ int ResolveShapeComputedDims(onnx::ModelProto* model,
         if (all) o.insert(o.end(), v->begin(), v->end());
       }
       if (all) values[out] = o;
-    } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" ||
-               (op == "Mod" && IntAttr(n, "fmod", 0) == 0)) {
+    } else if ((op == "Add" || op == "Sub" || op == "Mul" || op == "Div" ||
+                (op == "Mod" && IntAttr(n, "fmod", 0) == 0)) &&
+               !IsFloatType(out_type(n))) {
       const Ints* a = val(n, 0);
       const Ints* b = val(n, 1);
       if (a && b) {
@@ -508,6 +678,72 @@ int ResolveShapeComputedDims(onnx::ModelProto* model,
       if (!in.empty() && std::find(in.begin(), in.end(), nullptr) == in.end() && !eq.empty()) {
         if (auto e = ComputeEinsumShape(eq, in)) {
           resolve(out, e->output, types.count(n.input(0)) ? types[n.input(0)] : 1);
+        }
+      }
+    } else if (op == "Resize" && !dims.count(out) && n.input_size() >= 3) {
+      // Resize-11..19 with `sizes` computed from shapes (torchvision's segmentation heads:
+      // F.interpolate(x, size=input.shape[-2:]) → Shape → Slice/Gather → Concat). ONNX's Resize
+      // inference reads only initializer sizes. Resize-18's `axes` names the axes `sizes` covers;
+      // a keep_aspect_ratio_policy other than "stretch" changes them, left unresolved.
+      const Ints* x = shape_of(n.input(0));
+      const Ints* sizes = n.input_size() >= 4 ? val(n, 3) : nullptr;
+      Ints axes;
+      std::string policy = "stretch";
+      for (const auto& a : n.attribute()) {
+        if (a.name() == "axes") axes.assign(a.ints().begin(), a.ints().end());
+        if (a.name() == "keep_aspect_ratio_policy") policy = a.s();
+      }
+      std::optional<std::vector<double>> scales;
+      if (!sizes && !n.input(2).empty()) scales = fval(n, 2);
+      if (x && scales && scales->size() == x->size() && axes.empty()) {
+        // Resize-13 with computed scales: floor(dim × scale) (ONNX's resizeShapeInference).
+        Ints d = *x;
+        bool ok = true;
+        for (size_t i = 0; i < d.size() && ok; ++i) {
+          const double v = std::floor(static_cast<double>(d[i]) * (*scales)[i]);
+          ok = (*scales)[i] > 0 && v >= 0 && v < 9.0e15;
+          if (ok) d[i] = static_cast<int64_t>(v);
+        }
+        if (ok) resolve(out, d, types.count(n.input(0)) ? types[n.input(0)] : 1);
+      } else if (x && sizes && policy == "stretch") {
+        const int64_t rank = static_cast<int64_t>(x->size());
+        if (axes.empty()) {
+          for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
+        }
+        Ints d = *x;
+        bool ok = axes.size() == sizes->size();
+        for (size_t i = 0; i < axes.size() && ok; ++i) {
+          const int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
+          ok = axis >= 0 && axis < rank && (*sizes)[i] >= 0;
+          if (ok) d[axis] = (*sizes)[i];
+        }
+        if (ok) resolve(out, d, types.count(n.input(0)) ? types[n.input(0)] : 1);
+      }
+    } else if (op == "Tile" && !dims.count(out) && n.input_size() == 2) {
+      // Repeats computed from shapes (SSD's anchor generator: Tile(anchors, [H·W, 1])).
+      const Ints* x = shape_of(n.input(0));
+      const Ints* rep = val(n, 1);
+      if (x && rep && rep->size() == x->size()) {
+        Ints d = *x;
+        bool ok = true;
+        for (size_t i = 0; i < d.size() && ok; ++i) {
+          ok = (*rep)[i] >= 0 && !__builtin_mul_overflow(d[i], (*rep)[i], &d[i]);
+        }
+        if (ok) resolve(out, d, types.count(n.input(0)) ? types[n.input(0)] : 1);
+      }
+    } else if (op == "TopK" && n.input_size() == 2 && n.output_size() == 2) {
+      // k computed from shapes (Faster R-CNN's RPN: min(pre_nms_top_n, anchors)): both outputs
+      // are the input's dims with `axis` replaced by k.
+      const Ints* x = shape_of(n.input(0));
+      const Ints* k = val(n, 1);
+      int64_t axis = IntAttr(n, "axis", -1);
+      if (x && k && k->size() == 1 && (*k)[0] >= 0) {
+        if (axis < 0) axis += static_cast<int64_t>(x->size());
+        if (axis >= 0 && axis < static_cast<int64_t>(x->size()) && (*k)[0] <= (*x)[axis]) {
+          Ints d = *x;
+          d[axis] = (*k)[0];
+          resolve(n.output(0), d, types.count(n.input(0)) ? types[n.input(0)] : 1);
+          if (!n.output(1).empty()) resolve(n.output(1), d, onnx::TensorProto::INT64);
         }
       }
     } else if (op == "Pad" && !dims.count(out)) {
@@ -657,10 +893,206 @@ int ResolveShapeComputedDims(onnx::ModelProto* model,
       }
     }
   }
+  if (float_out) {
+    std::set<std::string> inits;
+    for (const auto& t : g->initializer()) inits.insert(t.name());
+    for (auto& [name, v] : fvalues) {
+      if (!inits.count(name)) (*float_out)[name] = v;
+    }
+  }
   if (values_out) {
     for (auto& [name, v] : values) (*values_out)[name] = std::move(v);
   }
   return added;
+}
+
+int BoundDataDependentDims(onnx::ModelProto* model,
+                           const std::unordered_map<std::string, std::vector<int64_t>>& known,
+                           std::vector<std::string>* notes, int depth) {
+  onnx::GraphProto* g = model->mutable_graph();
+  std::unordered_map<std::string, Ints> dims;
+  std::unordered_map<std::string, Ints> values = known;
+  std::unordered_map<std::string, int32_t> types;
+  std::unordered_map<std::string, onnx::ValueInfoProto*> entries;
+  auto note_type = [&](const onnx::ValueInfoProto& vi) {
+    if (vi.type().has_tensor_type()) types[vi.name()] = vi.type().tensor_type().elem_type();
+  };
+  for (const auto& vi : g->input()) {
+    note_type(vi);
+    if (auto d = KnownDims(vi)) dims[vi.name()] = *d;
+  }
+  for (auto& vi : *g->mutable_value_info()) {
+    note_type(vi);
+    entries[vi.name()] = &vi;
+    if (auto d = KnownDims(vi)) dims[vi.name()] = *d;
+  }
+  for (auto& vi : *g->mutable_output()) {
+    note_type(vi);
+    entries[vi.name()] = &vi;
+    if (auto d = KnownDims(vi)) dims[vi.name()] = *d;
+  }
+  for (const auto& t : g->initializer()) {
+    dims[t.name()] = Ints(t.dims().begin(), t.dims().end());
+    types[t.name()] = t.data_type();
+    if (auto v = TensorInts(t)) values[t.name()] = *v;
+  }
+  auto shape_of = [&](const std::string& name) -> const Ints* {
+    auto it = dims.find(name);
+    return it == dims.end() ? nullptr : &it->second;
+  };
+  int bounded = 0;
+  auto set_dims = [&](const std::string& out, const Ints& d, int32_t elem_type) {
+    auto it = entries.find(out);
+    onnx::ValueInfoProto* vi = it != entries.end() ? it->second : g->add_value_info();
+    vi->set_name(out);
+    auto* tt = vi->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(elem_type);
+    tt->clear_shape();
+    for (int64_t x : d) tt->mutable_shape()->add_dim()->set_dim_value(x);
+    dims[out] = d;
+    entries[out] = vi;
+  };
+  auto bound = [&](const onnx::NodeProto& n, const Ints& d, const std::string& why) {
+    const std::string& out = n.output(0);
+    auto it = entries.find(out);
+    onnx::ValueInfoProto* vi = it != entries.end() ? it->second : g->add_value_info();
+    vi->set_name(out);
+    auto* tt = vi->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(onnx::TensorProto::INT64);
+    tt->clear_shape();
+    for (int64_t x : d) tt->mutable_shape()->add_dim()->set_dim_value(x);
+    dims[out] = d;
+    entries[out] = vi;
+    ++bounded;
+    std::string shape;
+    for (size_t i = 0; i < d.size(); ++i) shape += (i ? "x" : "") + std::to_string(d[i]);
+    notes->push_back("node '" + n.name() + "' (" + n.op_type() + "): its output size depends on " +
+                     "the data; bounded at " + shape + " (" + why + "); the kernels after it are " +
+                     "costed at that bound");
+  };
+  for (const onnx::NodeProto& n : g->node()) {
+    if (!n.domain().empty() && n.domain() != "ai.onnx") continue;
+    if (n.output_size() == 0 || n.output(0).empty() || shape_of(n.output(0))) continue;
+    if (n.op_type() == "NonZero" && n.input_size() == 1) {
+      const Ints* x = shape_of(n.input(0));
+      const int64_t e = x ? Product(*x) : -1;
+      if (x && e >= 0) {
+        bound(n, {static_cast<int64_t>(x->size()), e}, "every one of its input's " +
+                                                            std::to_string(e) +
+                                                            " elements non-zero");
+      }
+    } else if (n.op_type() == "NonMaxSuppression" && n.input_size() >= 2) {
+      const Ints* boxes = shape_of(n.input(0));
+      const Ints* scores = shape_of(n.input(1));
+      int64_t m = 0;
+      bool m_known = n.input_size() < 3 || n.input(2).empty();
+      if (!m_known) {
+        auto it = values.find(n.input(2));
+        m_known = it != values.end() && it->second.size() == 1;
+        if (m_known) m = it->second[0];
+      }
+      if (boxes && scores && boxes->size() == 3 && scores->size() == 3 && m_known) {
+        const int64_t per_class = std::min((*boxes)[1], std::max<int64_t>(m, 0));
+        bound(n, {(*scores)[0] * (*scores)[1] * per_class, 3},
+              "every class of every batch keeps min(boxes " + std::to_string((*boxes)[1]) +
+                  ", max_output_boxes_per_class " + std::to_string(m) + ")");
+      }
+    } else if (n.op_type() == "If" && n.input_size() == 1 && depth < 8) {
+      // A condition hase computed (torchvision's batched_nms: boxes.numel() == 0, false once
+      // the boxes are bounded): the outputs take the dims of the branch taken, resolved with
+      // the outer dims and values (and bounded inside, notes included).
+      auto c = values.find(n.input(0));
+      if (c == values.end() || c->second.size() != 1) continue;
+      const char* branch_name = c->second[0] != 0 ? "then_branch" : "else_branch";
+      const onnx::GraphProto* branch = nullptr;
+      for (const auto& a : n.attribute()) {
+        if (a.name() == branch_name && a.has_g()) branch = &a.g();
+      }
+      if (branch == nullptr || branch->output_size() != n.output_size()) continue;
+      bool missing = false;
+      for (const std::string& o : n.output()) missing = missing || (!o.empty() && !shape_of(o));
+      if (!missing) continue;
+      // The branch as a model of its own: outer names it reads become inputs of known dims
+      // (integer values known outside become initializers), as ONNX's outer scope.
+      onnx::ModelProto sub;
+      sub.set_ir_version(model->ir_version());
+      *sub.mutable_opset_import() = model->opset_import();
+      onnx::GraphProto* sg = sub.mutable_graph();
+      *sg = *branch;
+      std::set<std::string> local;
+      for (const auto& t : branch->initializer()) local.insert(t.name());
+      for (const auto& vi : branch->input()) local.insert(vi.name());
+      bool ok = true;
+      for (const auto& bn : branch->node()) {
+        for (const std::string& in : bn.input()) {
+          if (in.empty() || local.count(in)) continue;
+          local.insert(in);
+          const Ints* d = shape_of(in);
+          auto t = types.find(in);
+          if (d == nullptr || t == types.end()) {
+            ok = false;
+            break;
+          }
+          auto v = values.find(in);
+          if (v != values.end() && t->second == onnx::TensorProto::INT64 &&
+              static_cast<int64_t>(v->second.size()) == Product(*d)) {
+            onnx::TensorProto* init = sg->add_initializer();
+            init->set_name(in);
+            init->set_data_type(onnx::TensorProto::INT64);
+            for (int64_t x : *d) init->add_dims(x);
+            for (int64_t x : v->second) init->add_int64_data(x);
+          } else {
+            onnx::ValueInfoProto* vi = sg->add_input();
+            vi->set_name(in);
+            vi->mutable_type()->mutable_tensor_type()->set_elem_type(t->second);
+            for (int64_t x : *d) {
+              vi->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(x);
+            }
+          }
+        }
+        for (const std::string& o : bn.output()) local.insert(o);
+        if (!ok) break;
+      }
+      if (!ok) continue;
+      for (auto& o : *sg->mutable_output()) {
+        if (o.type().has_tensor_type()) o.mutable_type()->mutable_tensor_type()->clear_shape();
+      }
+      const onnx::ShapeInferenceOptions opts(/*check_type=*/false, /*error_mode=*/1,
+                                             /*enable_data_propagation=*/true);
+      if (!InferModelShapesUnisolated(&sub, opts).ok()) continue;
+      for (int step = 0; step < 64; ++step) {
+        std::unordered_map<std::string, std::vector<int64_t>> sub_values;
+        int progress = 0;
+        for (int round = 0; round < 64; ++round) {
+          const int r = ResolveShapeComputedDims(&sub, &sub_values);
+          if (r == 0) break;
+          progress += r;
+          if (!InferModelShapesUnisolated(&sub, opts).ok()) break;
+        }
+        std::vector<std::string> sub_notes;
+        const int b = BoundDataDependentDims(&sub, sub_values, &sub_notes, depth + 1);
+        for (std::string& note : sub_notes) notes->push_back(std::move(note));
+        if (b > 0 && !InferModelShapesUnisolated(&sub, opts).ok()) break;
+        if (progress + b == 0) break;
+      }
+      // The branch outputs' dims, by position.
+      std::unordered_map<std::string, const onnx::ValueInfoProto*> sub_vi;
+      for (const auto& vi : sub.graph().value_info()) sub_vi[vi.name()] = &vi;
+      for (const auto& vi : sub.graph().output()) {
+        if (KnownDims(vi)) sub_vi[vi.name()] = &vi;
+      }
+      for (int i = 0; i < n.output_size(); ++i) {
+        if (n.output(i).empty() || shape_of(n.output(i))) continue;
+        auto it = sub_vi.find(branch->output(i).name());
+        if (it == sub_vi.end()) continue;
+        auto d = KnownDims(*it->second);
+        if (!d) continue;
+        set_dims(n.output(i), *d, it->second->type().tensor_type().elem_type());
+        ++bounded;
+      }
+    }
+  }
+  return bounded;
 }
 
 }  // namespace hase::graph

@@ -202,7 +202,14 @@ Kernel CostKernel(const graph::Graph& g, const graph::Node& n, int index,
     k.flops = 2 * k.macs + y_elems * ((has_bias ? 1 : 0) + fused_cost);
   } else if (op == "MatMul" || op == "FusedMatMul") {
     if (x && x->shape_known() && !x->shape.empty()) {
-      k.macs = y_elems * static_cast<double>(x->shape.back());
+      // The contracted dim K of A: last, or with FusedMatMul's transA (ORT's contrib op: A
+      // stored [.., K, M]) the second last, or with transA and transBatchA ([K, .., M]) the first.
+      const std::vector<int64_t>& s = x->shape;
+      int64_t kdim = s.back();
+      if (op == "FusedMatMul" && n.IntAttr("transA", 0) && s.size() >= 2) {
+        kdim = n.IntAttr("transBatchA", 0) && s.size() >= 3 ? s.front() : s[s.size() - 2];
+      }
+      k.macs = y_elems * static_cast<double>(kdim);
     }
     k.flops = 2 * k.macs + y_elems * fused_cost;
   } else if (IsRecurrent(n)) {

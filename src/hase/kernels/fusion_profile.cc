@@ -8,6 +8,9 @@
 #include "hase/kernels/rules/constant_folding.h"
 #include "hase/kernels/rules/constant_sharing.h"
 #include "hase/kernels/rules/bias_gelu_fusion.h"
+#include "hase/kernels/rules/gather_slice_to_split_fusion.h"
+#include "hase/kernels/rules/matmul_scale_fusion.h"
+#include "hase/kernels/rules/matmul_transpose_fusion.h"
 #include "hase/kernels/rules/cast_elimination.h"
 #include "hase/kernels/rules/common_subexpression_elimination.h"
 #include "hase/kernels/rules/conv_activation_fusion.h"
@@ -94,8 +97,11 @@ Result<RuleList> MakeFusionProfile(const std::string& profile,
     r.push_back(
         std::make_unique<rules::LayerNormFusion>(rules::LayerNormFusion::Level::kExtended));
     r.push_back(std::make_unique<rules::SimplifiedLayerNormFusion>(/*allow_float16=*/false));
+    r.push_back(std::make_unique<rules::GatherSliceToSplitFusion>());  // after EmbedLayerNorm
+    r.push_back(std::make_unique<rules::MatmulTransposeFusion>());  // before BiasGelu, as in ORT
     r.push_back(std::make_unique<rules::BiasGeluFusion>());  // after GeluFusion, as in ORT
     r.push_back(std::make_unique<rules::QuickGeluFusion>(/*allow_float16=*/false));
+    r.push_back(std::make_unique<rules::MatMulScaleFusion>());  // after FastGeluFusion, as in ORT
     // After partitioning and the level 2+ transformers, once (AppliesAfterOptimizationLevels).
     r.push_back(std::make_unique<rules::InsertCastTransformer>());
   } else if (profile != "none") {

@@ -58,6 +58,7 @@ RuleEffect ConstantFolding::Apply(graph::Graph& g, const graph::NodeId& id) cons
     if (!v.constant && v.ort_value) {
       v.constant = std::vector<double>(v.ort_value->begin(), v.ort_value->end());
     }
+    if (!v.constant && v.ort_float_value) v.constant = *v.ort_float_value;
     g.SetValue(std::move(v));
   }
   return RuleEffect::kRemovedAnchor;

@@ -92,6 +92,10 @@ bool TouchesFloat16(const graph::Graph& g, const graph::Node& n) {
 }
 
 bool CpuEpHasKernel(const graph::Graph& g, const graph::Node& n) {
+  // HardSwish 14 has no CPU kernel in any type: onnxruntime-node 1.30 inlines its function body
+  // (HardSigmoid(alpha 1/6, beta 0.5) → Mul) in float models too (torchvision
+  // deeplabv3_mobilenet_v3_large / lraspp at opset 17: 20 HardSigmoid + Mul, no HardSwish).
+  if (n.domain.empty() && n.op_type == "HardSwish") return false;
   if (!TouchesFloat16(g, n)) return true;
   // A node a fusion made in a contrib domain the model does not import is at version 1.
   int64_t opset = g.opset(n.domain);

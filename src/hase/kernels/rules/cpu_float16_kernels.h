@@ -32,8 +32,9 @@ namespace hase::kernels::rules {
 // True when `n` reads or writes a float16 tensor (ONNX elem_type 10).
 bool TouchesFloat16(const graph::Graph& g, const graph::Node& n);
 
-// True when ORT's CPU EP (v1.21.0 registrations, x86-64) has a kernel for `n` as typed: always
-// for a node that touches no float16 tensor (every op hase meets has a float CPU kernel);
+// True when ORT's CPU EP (v1.21.0 registrations, x86-64) has a kernel for `n` as typed: never for
+// HardSwish (no kernel in any type; measured with onnxruntime-node 1.30), always for another node
+// that touches no float16 tensor (every other op hase meets has a float CPU kernel);
 // otherwise when the op, at the opset `g` imports for its domain, is registered with float16
 // admitted for each argument that holds one.
 bool CpuEpHasKernel(const graph::Graph& g, const graph::Node& n);

@@ -299,7 +299,7 @@ int FunctionInlining::ApplyToGraph(graph::Graph& g) const {
     for (graph::NodeId id = 0; id < static_cast<graph::NodeId>(g.nodes().size()); ++id) {
       const graph::Node& n = g.node(id);
       if (n.removed || !n.domain.empty() || refused.count(id)) continue;
-      if (!TouchesFloat16(g, n) || CpuEpHasKernel(g, n)) continue;
+      if (CpuEpHasKernel(g, n)) continue;
       bool has_subgraph = false;
       for (const auto& [name, a] : n.attributes) {
         has_subgraph = has_subgraph || (a.kind == graph::Attribute::Kind::kOther &&

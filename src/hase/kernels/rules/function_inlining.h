@@ -1,13 +1,14 @@
 // FunctionInlining: a node the CPU execution provider has no kernel for, whose ONNX op has a
 // function body, is replaced by that body (ORT's partitioner inlines it, then partitions the new
-// nodes again). ort-cpu only; in practice a float16 Softmax, LogSoftmax, HardSwish,
+// nodes again). ort-cpu only; in practice any HardSwish, or a float16 Softmax, LogSoftmax,
 // GreaterOrEqual or LessOrEqual, which then runs as ReduceMax → Sub → Exp → ReduceSum → Div (and
 // so on) in float between Casts (InsertCastTransformer) instead of as one float Softmax.
 //
 // Pattern: every live ai.onnx node, in node order, repeated until no node is inlined (a body
 // node may itself be a function op without a kernel).
-// Conditions: the node touches a float16 tensor and the CPU EP has no kernel for it
-// (CpuEpHasKernel, cpu_float16_kernels.h: a node ORT leaves unassigned after partitioning), it
+// Conditions: the CPU EP has no kernel for the node (CpuEpHasKernel, cpu_float16_kernels.h: a
+// node ORT leaves unassigned after partitioning — a float16 node of an op without a float16
+// kernel, or a HardSwish in any type), it
 // has no subgraph, and the op's schema at the opset the model imports has a function body —
 // plain (GreaterOrEqual 12/16, LessOrEqual 12/16, HardSwish 14, …) or built from the node's
 // attributes and input types (Softmax 13, LogSoftmax 13, …) — in the ONNX release hase links

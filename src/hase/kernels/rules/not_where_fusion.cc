@@ -6,7 +6,7 @@ namespace hase::kernels::rules {
 
 std::optional<NotWhereFound> NotWhereFusion::Match(const graph::Graph& g, graph::NodeId id) const {
   const graph::Node& where = g.node(id);
-  if (!IsOp(where, "Where") || where.inputs.size() != 3 || g.opset() >= 16) return std::nullopt;
+  if (!IsOp(where, "Where") || where.inputs.size() != 3) return std::nullopt;
   const graph::NodeId p = g.Producer(where.inputs[0]);
   if (p == graph::kNoNode || !IsOp(g.node(p), "Not")) return std::nullopt;
   const std::string& out = g.node(p).outputs[0];

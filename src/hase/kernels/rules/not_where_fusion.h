@@ -2,7 +2,8 @@
 // shifted-window attention masks: five Not nodes).
 // Mirrors ORT's NotWhereFusion (onnxruntime/core/optimizer/not_where_fusion.cc), a level-1
 // rewrite rule, every EP.
-// Pattern: Not(c) → Where (opset 9) at input 0. Conditions: every consumer of the Not is a
+// Pattern: Not(c) → Where (Where-9 and Where-16: onnxruntime-node 1.30 fuses Not → Where at
+// opsets 15, 16 and 17 alike, measured) at input 0. Conditions: every consumer of the Not is a
 // Where; the Not's output is not a graph output. Effect: each consuming Where reads c and has its
 // inputs 1 and 2 swapped; the Not is removed.
 // Mirrors: onnxruntime v1.21.0 onnxruntime/core/optimizer/not_where_fusion.cc:L43-L70
