@@ -274,6 +274,14 @@ std::string Label(const sched::Cluster& cluster, int gpu) {
   return gpu >= 0 ? cluster.GpuLabel(gpu) : std::string();
 }
 
+// Where a task ran: its GPU, or a k-GPU task's GPUs joined by '+' ("a100/0+a100/1").
+std::string RanOn(const sched::Cluster& cluster, const TaskOutcome& o) {
+  if (o.gpus.empty()) return Label(cluster, o.gpu);
+  std::string out;
+  for (int g : o.gpus) out += (out.empty() ? "" : "+") + cluster.GpuLabel(g);
+  return out;
+}
+
 std::string CoLocated(const std::vector<sched::Task>& tasks, const TaskOutcome& o,
                       const char* sep) {
   std::string out;
@@ -336,7 +344,7 @@ std::string TasksCsv(const sched::Cluster& cluster, const std::vector<sched::Tas
     std::replace(reason.begin(), reason.end(), ',', ';');
     std::replace(reason.begin(), reason.end(), '\n', ' ');
     out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", t.name, t.model,
-                       t.batch_size, t.num_batches, Label(cluster, o.gpu),
+                       t.batch_size, t.num_batches, RanOn(cluster, o),
                        o.gpu >= 0 ? cluster.types[cluster.gpus[o.gpu].type].name : "",
                        R(o.arrival_ms / 1000), o.rejected ? 0 : R(o.start_ms / 1000),
                        o.rejected ? 0 : R(o.end_ms / 1000), o.backfilled ? 1 : 0,
@@ -365,7 +373,7 @@ std::string PlanTable(const sched::Cluster& cluster, const std::vector<sched::Ta
     auto s = [](double ms) { return ms < 0 ? std::string("-") : fmt::format("{:.1f}", ms / 1000); };
     out += fmt::format("{:<8}{:<32}{:<16}{:>9.1f}{:>10}{:>10}{:>10}{:>10}  {}\n", t.name,
                        fmt::format("{} b{} ×{}", t.model, t.batch_size, t.num_batches),
-                       o->rejected ? "-" : cluster.GpuLabel(o->gpu), o->arrival_ms / 1000,
+                       o->rejected ? "-" : RanOn(cluster, *o), o->arrival_ms / 1000,
                        s(o->predicted_start_ms), s(o->predicted_end_ms),
                        o->rejected ? "-" : s(o->start_ms), o->rejected ? "-" : s(o->end_ms),
                        Why(cluster, tasks, *o));
@@ -403,6 +411,10 @@ std::string PlanJson(const sched::Cluster& cluster, const std::vector<sched::Tas
     if (!t.team.empty()) e["team"] = t.team;
     if (!o->preempted.empty()) e["preempted"] = o->preempted;  // why, where, after which batch
     e["gpu"] = gpu(o->gpu);
+    if (!o->gpus.empty()) {  // a k-GPU task: all its GPUs
+      e["gpus"] = nlohmann::ordered_json::array();
+      for (int g : o->gpus) e["gpus"].push_back(cluster.GpuLabel(g));
+    }
     e["gpu_type"] = o->gpu >= 0 ? nlohmann::ordered_json(cluster.types[cluster.gpus[o->gpu].type].name)
                                 : nlohmann::ordered_json(nullptr);
     e["decided_s"] = s(o->decided_ms);
