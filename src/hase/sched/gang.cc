@@ -75,9 +75,9 @@ Decision DecideGang(const Task& task, const ClusterState& state, const CycleStat
   if (rule == GangRule::kRefuse) {
     d.kind = Decision::Kind::kReject;
     d.reason = fmt::format(
-        "task {} needs {} GPUs at once, but policy '{}' places each task on one GPU (k-GPU tasks: "
+        "needs {} GPUs at once, but policy '{}' places each task on one GPU (k-GPU tasks: "
         "hase, eft, eft-share, min-min, max-min, fastest-gpu)",
-        task.name, k, policy);
+        k, policy);
     return d;
   }
   const Cluster& cluster = state.cluster;
