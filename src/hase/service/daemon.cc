@@ -680,8 +680,12 @@ Result<TaskStore::Inserted> Daemon::Submit(const TaskSpec& submitted) {
   HASE_RETURN_IF_ERROR(ResolveTeam(spec));
   // Refused at the door, before anything is journalled: what could never be placed.
   if (spec.gpus != 1) {
-    return Status::Unsupported(fmt::format("gpus: {}: hase places each task on one GPU", spec.gpus), "gpus",
-                               "split the work into single-GPU tasks, or submit through the Kubernetes extender");
+    // The scheduler places k-GPU tasks (sched/gang.h; `hase simulate`) and the Slurm backend
+    // asks for --gres=gpu:TYPE:k, but the daemon's journal keeps one GPU per task: refused
+    // until it records all k (docs/scheduler.md, "Multi-GPU tasks").
+    return Status::Unsupported(fmt::format("gpus: {}: hase serve places each task on one GPU", spec.gpus), "gpus",
+                               "split the work into single-GPU tasks, or submit through the Kubernetes extender; "
+                               "hase simulate plans k-GPU tasks (docs/scheduler.md, \"Multi-GPU tasks\")");
   }
   {
     TaskRecord probe;
