@@ -62,6 +62,7 @@ class Planner {
   std::unordered_map<int, Span> span_;       // every task placed or planned
   std::unordered_map<int, size_t> index_;    // queued task id → index in queue_
   std::list<size_t> waiting_;                // queue_ indices not bound yet, in order
+  bool gang_ = false;                        // some queued task needs k > 1 GPUs (gang.h)
   std::vector<CycleState> cycles_;           // per queued task (PreFilter once)
   // Incremental passes by the simulator's rule (wait_memo.h).
   void MarkChanged(int gpu);
@@ -119,6 +120,15 @@ void Planner::Advance(int g, double t) {
     }
   }
   while (const std::optional<QueuedTask> q = gpu.StartNextQueued(t)) span_[q->task_id].start = t;
+  // A k-GPU task heading the queue starts when it heads all its GPUs' queues (gang.h).
+  const int head = gpu.queued.empty() ? -1 : gpu.queued.front().task_id;
+  for (int h : StartGangIfReady(state_, g, t)) {
+    span_[head].start = t;
+    if (h != g) {
+      Rerate(h, t);
+      MarkChanged(h);
+    }
+  }
   Rerate(g, t);
   MarkChanged(g);
 }
@@ -128,7 +138,7 @@ Status Planner::Pass(double t, bool first) {
   policy_.BeginPass(state_);
   int scanned = 0;
   for (auto it = waiting_.begin(); it != waiting_.end();) {
-    if (scanned >= policy_.options().max_queue_scan || policy_.PassSettled(state_)) break;
+    if (scanned >= policy_.options().max_queue_scan || policy_.PassSettled(state_, gang_)) break;
     ++scanned;
     const size_t k = *it;
     const Task& task = queue_[k];
@@ -181,6 +191,11 @@ Status Planner::Pass(double t, bool first) {
         }
         Rerate(d->gpu, t);
         MarkChanged(d->gpu);
+        for (int h : d->gpus) {  // a k-GPU task: all k GPUs changed
+          if (h == d->gpu) continue;
+          Rerate(h, t);
+          MarkChanged(h);
+        }
         if (held >= 0 && held != d->gpu) {
           policy_.OnGpuChanged(state_, held);
           MarkChanged(held);
@@ -313,6 +328,7 @@ Result<QueuePlan> Planner::Go() {
     }
     plan_.tasks[k].task_id = queue_[k].id;
     waiting_.push_back(k);
+    gang_ = gang_ || queue_[k].gpus > 1;
   }
   // What is on the GPUs now.
   for (size_t g = 0; g < state_.gpus.size(); ++g) {

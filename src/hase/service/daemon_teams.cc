@@ -103,10 +103,11 @@ std::vector<TeamUsageView> Daemon::UsageLocked(double now) const {
     auto it = speed.find(key);
     if (it == speed.end()) it = speed.emplace(key, sched::EquivalentSpeed(*oracle_, t, cluster_.types[type], reference)).first;
     const bool running = r->state == TaskState::kRunning || r->ended_s <= 0;
+    const double rate = it->second * std::max(1, r->spec.gpus);  // a k-GPU task holds k GPUs
     if (running) {
-      open.push_back({team, r->started_s, it->second});
+      open.push_back({team, r->started_s, rate});
     } else {
-      fair.Charge(team, r->started_s, r->ended_s, it->second);
+      fair.Charge(team, r->started_s, r->ended_s, rate);
     }
   }
   const std::vector<sched::TeamUsage> usage = fair.Snapshot(now, open);
