@@ -201,6 +201,48 @@ TEST(GangTest, LowerBoundCountsAllItsGpus) {
   EXPECT_DOUBLE_EQ(r->makespan_ms, 20.0);
 }
 
+// Split (Task::split): f/0 runs a batch in 1 ms, s/0 in 2 ms. 30 batches alone on f/0 end at
+// 30; split 20 + 10 in proportion to speed (rates 1 and 0.5) both parts end at 20.
+TEST(GangTest, SplitTaskRunsItsBatchesOnBothTypesInProportionToSpeed) {
+  const Cluster c = FastAndSlowNodes(1, 1);
+  Task t = T(0, 30, 0);
+  t.split = true;
+  auto r = RunGang("hase", c, {t}, Oracle());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->tasks[0].gpus, (std::vector<int>{0, 1}));
+  EXPECT_EQ(r->tasks[0].parts, (std::vector<int64_t>{20, 10}));
+  EXPECT_DOUBLE_EQ(r->tasks[0].end_ms, 20.0);
+  EXPECT_DOUBLE_EQ(r->tasks[0].predicted_end_ms, 20.0);
+  EXPECT_EQ(r->tasks[0].runner_up_gpu, 0);  // hase's own one-GPU choice: f/0, ending at 30
+  EXPECT_DOUBLE_EQ(r->tasks[0].runner_up_end_ms, 30.0);
+  t.split = false;
+  r = RunGang("hase", c, {t}, Oracle());
+  ASSERT_TRUE(r.ok());
+  EXPECT_DOUBLE_EQ(r->tasks[0].end_ms, 30.0);
+  EXPECT_TRUE(r->tasks[0].gpus.empty());
+  // eft does not split: one GPU, 30 ms.
+  t.split = true;
+  r = RunGang("eft", c, {t}, Oracle());
+  ASSERT_TRUE(r.ok());
+  EXPECT_DOUBLE_EQ(r->tasks[0].end_ms, 30.0);
+  EXPECT_TRUE(r->tasks[0].parts.empty());
+}
+
+// With f/0 busy until 10 (a 10-batch task), the split task arriving at 1 sees one idle GPU:
+// no split; alone it would end at 40 on f/0 (61 on s/0), so it waits; at 10 both are idle and
+// the split (20 + 10) ends at 30.
+TEST(GangTest, SplitTaskWaitsUntilSplittingPays) {
+  const Cluster c = FastAndSlowNodes(1, 1);
+  Task t = T(1, 30, 1);
+  t.split = true;
+  auto r = RunGang("hase", c, {T(0, 10, 0), t}, Oracle());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_DOUBLE_EQ(r->tasks[1].start_ms, 10.0);
+  EXPECT_DOUBLE_EQ(r->tasks[1].end_ms, 30.0);
+  EXPECT_EQ(r->tasks[1].parts, (std::vector<int64_t>{20, 10}));
+  EXPECT_DOUBLE_EQ(r->makespan_ms, 30.0);
+}
+
 TEST(GangTest, WorkloadFileKeys) {
   auto w = sched::ParseWorkloadYaml(
       "tasks:\n  - {model: resnet50, gpus: 4, parallel_efficiency: 0.8, num_batches: 10}\n"
@@ -220,6 +262,10 @@ TEST(GangTest, WorkloadFileKeys) {
   auto eff = sched::ParseWorkloadYaml("tasks:\n  - {model: resnet50, parallel_efficiency: 0.5}\n", "w.yaml");
   ASSERT_FALSE(eff.ok());
   EXPECT_NE(eff.status().ToString().find("parallel_efficiency is given but gpus is 1"), std::string::npos);
+  auto split = sched::ParseWorkloadYaml("tasks:\n  - {model: resnet50, split: true}\n", "w.yaml");
+  ASSERT_TRUE(split.ok()) << split.status().ToString();
+  EXPECT_TRUE((*split)[0].split);
+  EXPECT_FALSE(sched::ParseWorkloadYaml("tasks:\n  - {model: resnet50, split: true, gpus: 2}\n", "w.yaml").ok());
   auto bad = sched::ParseWorkloadYaml("tasks:\n  - {model: resnet50, gpus: 2, parallel_efficiency: 1.5}\n",
                                       "w.yaml");
   ASSERT_FALSE(bad.ok());

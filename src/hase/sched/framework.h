@@ -97,6 +97,8 @@ struct Decision {
   // a one-GPU decision. kBind binds (or queues) it on all of them; kWait with reserve
   // reserves all of them from start_ms.
   std::vector<int> gpus;
+  // A split task (Task::split; gang.h DecideSplit): batches run on each of `gpus`, same order.
+  std::vector<int64_t> parts;
 };
 
 // A Select plugin's own price of one placement, for explanations (the daemon's "why" record).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -160,12 +161,89 @@ Decision DecideGang(const Task& task, const ClusterState& state, const CycleStat
   return d;
 }
 
+namespace {
+
+// The run of a bound k-GPU or split task, ms: GangIsolatedMs, or a split task's slowest part.
+double BoundRunMs(const Task& task, const Decision& decision, const CycleState& cycle, const ClusterState& state) {
+  if (decision.parts.empty()) {
+    return GangIsolatedMs(task, cycle.profile[state.gpus[decision.gpus.front()].type]->isolated_ms);
+  }
+  const double nb = static_cast<double>(std::max<int64_t>(1, task.num_batches));
+  double run = 0;
+  for (size_t i = 0; i < decision.gpus.size(); ++i) {
+    run = std::max(run, cycle.profile[state.gpus[decision.gpus[i]].type]->isolated_ms / nb *
+                            static_cast<double>(decision.parts[i]));
+  }
+  return run;
+}
+
+}  // namespace
+
+std::optional<Decision> DecideSplit(const Task& task, const ClusterState& state, const CycleState& cycle,
+                                    double single_end_ms) {
+  const int64_t n = task.num_batches;
+  if (task.gpus > 1 || n < 2) return std::nullopt;
+  const double nb = static_cast<double>(n);
+  std::vector<std::pair<double, int>> idle;  // (per-batch ms, GPU id)
+  for (const GpuState& g : state.gpus) {
+    const Gpu& spec = state.cluster.gpus[g.id];
+    if (spec.is_mig() || !state.cluster.types[g.type].mig_profile.empty()) continue;
+    const Result<TaskProfile>& p = cycle.profile[g.type];
+    if (!p.ok() || g.memory_mib <= 0 || !g.CanEverHost(MemoryNeedMib(task, *p))) continue;
+    if (!g.Idle() || g.reservation || g.background.EffectiveSmActive() > 0) continue;
+    idle.emplace_back(p->isolated_ms / nb, g.id);
+  }
+  if (idle.size() < 2) return std::nullopt;
+  std::sort(idle.begin(), idle.end());
+  double best_end = single_end_ms - kTimeEpsMs;
+  std::optional<Decision> best;
+  double rate = 1.0 / idle[0].first;
+  for (size_t m = 2; m <= std::min<size_t>({idle.size(), static_cast<size_t>(kMaxSplitParts), static_cast<size_t>(n)});
+       ++m) {
+    rate += 1.0 / idle[m - 1].first;
+    std::vector<int64_t> parts(m);
+    int64_t given = 0;
+    for (size_t i = 0; i < m; ++i) {
+      parts[i] = static_cast<int64_t>(std::floor(nb * (1.0 / idle[i].first) / rate));
+      given += parts[i];
+    }
+    for (; given < n; ++given) {  // the rest, each to the GPU that would end it first
+      size_t at = 0;
+      for (size_t i = 1; i < m; ++i) {
+        if ((parts[i] + 1) * idle[i].first < (parts[at] + 1) * idle[at].first) at = i;
+      }
+      ++parts[at];
+    }
+    double run = 0;
+    for (size_t i = 0; i < m; ++i) run = std::max(run, parts[i] * idle[i].first);
+    if (std::any_of(parts.begin(), parts.end(), [](int64_t b) { return b == 0; })) continue;
+    const double end = cycle.now_ms + run;
+    if (end >= best_end) continue;
+    best_end = end;
+    std::vector<std::pair<int, int64_t>> by_id;
+    for (size_t i = 0; i < m; ++i) by_id.emplace_back(idle[i].second, parts[i]);
+    std::sort(by_id.begin(), by_id.end());
+    Decision d;
+    d.kind = Decision::Kind::kBind;
+    for (const auto& [id, b] : by_id) {
+      d.gpus.push_back(id);
+      d.parts.push_back(b);
+    }
+    d.gpu = d.gpus.front();
+    d.start_ms = cycle.now_ms;
+    d.end_ms = end;
+    d.cost_ms = end;
+    best = std::move(d);
+  }
+  return best;
+}
+
 void BindGang(const Task& task, const Decision& decision, const CycleState& cycle, ClusterState& state) {
   HASE_CHECK(!decision.gpus.empty());
   const int type = state.gpus[decision.gpus.front()].type;
   const Result<TaskProfile>& p = cycle.profile[type];
   HASE_CHECK(p.ok());
-  const double runtime = GangIsolatedMs(task, p->isolated_ms);
+  const double runtime = BoundRunMs(task, decision, cycle, state);
   const int k = static_cast<int>(decision.gpus.size());
   if (GangFitsNow(state, decision.gpus, task.id, runtime)) {
     for (int id : decision.gpus) {

@@ -16,6 +16,7 @@
 // (Policy::Options::gang == kRefuse) reject it with one reason naming the policies that can.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "hase/sched/framework.h"
@@ -44,6 +45,17 @@ enum class GangRule {
 // Predicted drains use `model` (the oracle's contention model); claims are not waited for.
 Decision DecideGang(const Task& task, const ClusterState& state, const CycleState& cycle,
                     const ContentionModel& model, GangRule rule, bool dispatch, const std::string& policy);
+
+// A split task (Task::split, gpus 1): the batches over idle whole GPUs (no reservation, memory
+// for the task) in proportion to their speed, when that ends earlier than `single_end_ms` (the
+// policy's own one-GPU choice). GPUs are added fastest first (per-batch time, then id), at most
+// kMaxSplitParts; each gets floor(n × its rate / total rate) batches, the rest one by one to
+// the GPU that would end it first; the task ends with its slowest part. Each part runs alone on
+// its GPU, which the task holds until its last part ends (as a k-GPU task). Returns kBind with
+// gpus (ascending) and parts, or nullopt when splitting ends no earlier.
+inline constexpr int kMaxSplitParts = 8;
+std::optional<Decision> DecideSplit(const Task& task, const ClusterState& state, const CycleState& cycle,
+                                    double single_end_ms);
 
 // Binds `decision` (kBind, decision.gpus): running on every GPU when all k can start it now,
 // else at the back of each GPU's local queue (listed in ClusterState::gang_of_task).

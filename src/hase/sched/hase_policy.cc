@@ -445,6 +445,7 @@ std::unique_ptr<Policy> MakeHasePolicy(std::shared_ptr<const LatencyOracle> orac
   po.dispatch_on_arrival = false;
   po.one_idle_gpu_per_type = true;
   po.max_reservations = max_reservations;
+  po.split_batches = true;  // Task::split: batches over idle GPUs when that ends earlier (gang.h)
   po.claim_on_wait = true;
   po.queue_order = HaseQueueOrder(options);
   po.incremental_passes = options.incremental;

@@ -34,6 +34,19 @@ Result<Decision> Policy::Schedule(const Task& task, const ClusterState& state, C
     cycle.profiled_task = task.id;
   }
   cycle.candidates_complete = true;
+  if (task.split && options_.split_batches && !splitting_) {
+    splitting_ = true;  // the policy's own one-GPU choice first (this function, once more)
+    Result<Decision> own = Schedule(task, state, cycle);
+    splitting_ = false;
+    if (!own.ok() || own->kind == Decision::Kind::kReject) return own;
+    const double own_end = own->end_ms > 0 ? own->end_ms : std::numeric_limits<double>::infinity();
+    if (std::optional<Decision> split = DecideSplit(task, state, cycle, own_end)) {
+      split->runner_up_gpu = own->gpu;
+      split->runner_up_end_ms = own->end_ms;
+      return *split;
+    }
+    return own;
+  }
   if (task.gpus > 1) {
     return DecideGang(task, state, cycle, oracle_->contention(), options_.gang, options_.dispatch_on_arrival, name_);
   }
@@ -134,14 +147,16 @@ std::optional<Price> Policy::PriceOn(const Task& task, const ClusterState& state
 
 void Policy::Commit(const Task& task, const Decision& decision, const CycleState& cycle,
                     ClusterState& state) {
-  if (task.gpus > 1) {  // gang.h: the policy's plugins see one-GPU tasks only
+  if (task.gpus > 1 || !decision.gpus.empty()) {  // gang.h: the plugins see one-GPU decisions only
     std::vector<int> touched = decision.gpus;
     if (auto it = state.gang_of_task.find(task.id); it != state.gang_of_task.end()) {
       touched.insert(touched.end(), it->second.begin(), it->second.end());
     }
     switch (decision.kind) {
       case Decision::Kind::kBind:
+        if (const int held = state.ReservedGpuOf(task.id); held >= 0) touched.push_back(held);
         UnreserveGang(task.id, state);
+        if (reserve_) reserve_->Unreserve(task, state);  // a split task's one-GPU reservation
         BindGang(task, decision, cycle, state);
         break;
       case Decision::Kind::kWait:
@@ -200,7 +215,7 @@ void Policy::Commit(const Task& task, const Decision& decision, const CycleState
 
 bool Policy::StillStands(const Task& task, const ClusterState& state, CycleState& cycle,
                          const Decision& last, const std::vector<int>& changed) const {
-  if (!options_.incremental_passes || !select_ || last.kind != Decision::Kind::kWait || task.gpus > 1 ||
+  if (!options_.incremental_passes || !select_ || last.kind != Decision::Kind::kWait || task.gpus > 1 || task.split ||
       cycle.profiled_task != task.id) {
     return false;
   }

@@ -63,6 +63,9 @@ class Policy {
     // one node by earliest predicted finish (default), on the fastest type, or refused (a policy
     // that places every task on one GPU: the task is rejected with that reason).
     GangRule gang = GangRule::kEarliestFinish;
+    // A task with Task::split may have its batches split over GPUs that can start it now when
+    // that ends it earlier than the policy's own choice (gang.h DecideSplit). hase only.
+    bool split_batches = false;
   };
 
   Policy(std::string name, Options options, std::shared_ptr<const LatencyOracle> oracle)
@@ -152,6 +155,7 @@ class Policy {
   std::shared_ptr<RankPlugin> rank_;        // null: Filter + Score sweep over every GPU
   DefaultBind default_bind_;
   std::vector<Candidate> candidates_;       // reused between cycles (no allocation per call)
+  bool splitting_ = false;                  // Schedule is pricing a split task's one-GPU choice
 };
 
 }  // namespace hase::sched

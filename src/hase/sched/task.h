@@ -39,6 +39,10 @@ struct Task {
   // inference batches, nothing exchanged; a tensor-parallel model states what its all-reduces
   // cost). GangIsolatedMs divides by it.
   double parallel_efficiency = 1.0;
+  // May its batches be split over several GPUs (of any types and nodes) that can take them now,
+  // sized to each GPU's predicted per-batch time (gang.h DecideSplit)? Only policies with
+  // Policy::Options::split_batches (hase) do; gpus must be 1.
+  bool split = false;
 };
 
 // "resnet50" → "resnet", "yolov8n" → "yolo", "mobilenet_v3_small" → "mobilenet",

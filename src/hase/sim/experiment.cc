@@ -97,7 +97,8 @@ Result<ExperimentResult> RunExperiment(const sched::Cluster& cluster,
   const std::vector<double> fastest_ms = FastestIsolatedMs(cluster, tasks, memory, *truth);
   // The offline search places one task per GPU: it has no move for a k-GPU task (gang.h), so
   // a workload with one gets no best-known schedule (its ratio reads "-").
-  const bool gang = std::any_of(tasks.begin(), tasks.end(), [](const sched::Task& t) { return t.gpus > 1; });
+  const bool gang =
+      std::any_of(tasks.begin(), tasks.end(), [](const sched::Task& t) { return t.gpus > 1 || t.split; });
   if (options.best_known && !gang) {
     HASE_ASSIGN_OR_RETURN(BestKnown bk,
                           BestKnownSchedule(cluster, tasks, memory, *truth, oracle.get()));

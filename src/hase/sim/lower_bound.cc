@@ -88,7 +88,8 @@ Result<LowerBound> MakespanLowerBound(const sched::Cluster& cluster,
       fastest = std::min(fastest, p->isolated_ms);
     }
     if (!std::isfinite(fastest)) continue;
-    lb.longest_task_ms = std::max(lb.longest_task_ms, t.arrival_ms + fastest);
+    // A split task may run on many GPUs at once: no single-task term (the LP still counts it).
+    if (!t.split) lb.longest_task_ms = std::max(lb.longest_task_ms, t.arrival_ms + fastest);
     const std::string key = t.gpus > 1 ? fmt::format("{}|gpus{}|e{}", sched::ProfileKey(t), t.gpus,
                                                      t.parallel_efficiency)
                                        : sched::ProfileKey(t);

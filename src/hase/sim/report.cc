@@ -278,7 +278,10 @@ std::string Label(const sched::Cluster& cluster, int gpu) {
 std::string RanOn(const sched::Cluster& cluster, const TaskOutcome& o) {
   if (o.gpus.empty()) return Label(cluster, o.gpu);
   std::string out;
-  for (int g : o.gpus) out += (out.empty() ? "" : "+") + cluster.GpuLabel(g);
+  for (size_t i = 0; i < o.gpus.size(); ++i) {  // a split task: "a100/0:120+v100/1:60" (batches)
+    out += (out.empty() ? "" : "+") + cluster.GpuLabel(o.gpus[i]) +
+           (i < o.parts.size() ? ":" + std::to_string(o.parts[i]) : "");
+  }
   return out;
 }
 
@@ -414,6 +417,7 @@ std::string PlanJson(const sched::Cluster& cluster, const std::vector<sched::Tas
     if (!o->gpus.empty()) {  // a k-GPU task: all its GPUs
       e["gpus"] = nlohmann::ordered_json::array();
       for (int g : o->gpus) e["gpus"].push_back(cluster.GpuLabel(g));
+      if (!o->parts.empty()) e["parts"] = o->parts;  // a split task: batches per GPU
     }
     e["gpu_type"] = o->gpu >= 0 ? nlohmann::ordered_json(cluster.types[cluster.gpus[o->gpu].type].name)
                                 : nlohmann::ordered_json(nullptr);

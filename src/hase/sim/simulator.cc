@@ -144,6 +144,7 @@ class Sim {
   sched::WaitMemo memo_{policy_};                // incremental passes (wait_memo.h)
   std::set<int, QueueOrder> queue_{QueueOrder{&tasks_, &key_}};
   int gangs_queued_ = 0;  // tasks with gpus > 1 in queue_
+  std::unordered_map<int, std::vector<int64_t>> split_parts_;  // split tasks bound, not started: batches per GPU
   SimResult result_;
   size_t finished_ = 0;
   int last_percent_ = -1;
@@ -219,6 +220,16 @@ void Sim::Reprice(int gpu) {
     rt.remaining_ms = r.pred_iso * left;
     rt.as_of_ms = now;
     rt.progress_rate = r.iso_true > 0 ? (r.pred_iso / r.iso_true) / r.slowdown : 0;
+    // A k-GPU or split task: its other GPUs are held as long (gang.h); they see the same.
+    for (int h : r.gang) {
+      for (sched::RunningTask& x : state_.gpus[h].running) {
+        if (x.task_id != rt.task_id) continue;
+        x.remaining_ms = rt.remaining_ms;
+        x.as_of_ms = rt.as_of_ms;
+        x.progress_rate = rt.progress_rate;
+      }
+      policy_.OnGpuChanged(state_, h);
+    }
   }
 }
 
@@ -264,6 +275,22 @@ void Sim::StartTruth(int task, int gpu) {
 void Sim::StartGangTruth(int task, const std::vector<int>& gpus) {
   StartTruth(task, gpus.front());
   Run& r = runs_[task];
+  if (auto sp = split_parts_.find(task); sp != split_parts_.end()) {
+    // A split task: its parts run alone, each at the truth's speed of its GPU's type; it ends
+    // with its slowest part (truth), holding every GPU until then.
+    const double nb = static_cast<double>(std::max<int64_t>(1, tasks_[task].num_batches));
+    double iso = 0;
+    for (size_t i = 0; i < gpus.size() && i < sp->second.size(); ++i) {
+      const sched::GpuType& type = cluster_.types[cluster_.gpus[gpus[i]].type];
+      Result<TrueProfile> p = truth_.Profile(tasks_[task], type);
+      const double per = p.ok() ? p->isolated_ms / nb : r.pred_iso / nb;
+      iso = std::max(iso, per * static_cast<double>(sp->second[i]));
+    }
+    r.iso_true = iso;
+    r.remaining_true = iso;
+    result_.tasks[task].parts = sp->second;
+    split_parts_.erase(sp);
+  }
   r.gang.assign(gpus.begin() + 1, gpus.end());
   for (int h : r.gang) {
     if (busy_since_[h] < 0) busy_since_[h] = state_.now_ms;
@@ -278,7 +305,7 @@ void Sim::StartGangTruth(int task, const std::vector<int>& gpus) {
 
 void Sim::AfterBind(int task, int gpu, double) {
   const GpuState& g = state_.gpus[gpu];
-  if (tasks_[task].gpus > 1) {  // running on all its GPUs, or queued on them (StartQueued)
+  if (tasks_[task].gpus > 1 || split_parts_.count(task)) {  // on all its GPUs, or queued on them
     for (const sched::RunningTask& rt : g.running) {
       if (rt.task_id != task) continue;
       std::vector<int> gpus{gpu};
@@ -344,6 +371,7 @@ Status Sim::Arrive(int task) {
       RecordPlan(task, *d);
       policy_.Commit(t, *d, cycle, state_);
       if (teams_) teams_->Bound(task);
+      if (!d->parts.empty()) split_parts_[task] = d->parts;
       AfterBind(task, d->gpu, d->end_ms);
       MarkChanged(d->gpu);
       for (int h : d->gpus) MarkChanged(h);
@@ -453,6 +481,7 @@ Result<bool> Sim::Apply(int task, const Result<Decision>& d, CycleState& cycle) 
       o.backfilled = backfill;
       if (backfill) ++result_.backfills;
       if (teams_) teams_->Bound(task);
+      if (!d->parts.empty()) split_parts_[task] = d->parts;
       AfterBind(task, d->gpu, d->end_ms);
       MarkChanged(d->gpu);
       for (int h : d->gpus) MarkChanged(h);
