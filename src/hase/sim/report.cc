@@ -457,6 +457,9 @@ std::string GanttSvg(const sched::Cluster& cluster, const std::vector<sched::Tas
   std::vector<std::vector<const TaskOutcome*>> by_gpu(n);
   for (const TaskOutcome& o : result.tasks) {
     if (!o.rejected && o.gpu >= 0) by_gpu[o.gpu].push_back(&o);
+    for (int h : o.gpus) {  // a k-GPU or split task: a bar on each of its GPUs
+      if (!o.rejected && h != o.gpu) by_gpu[h].push_back(&o);
+    }
   }
   const double height = top + n * (row_h + gap) + 72;
   std::string svg = fmt::format(
