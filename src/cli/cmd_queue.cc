@@ -72,7 +72,7 @@ int Run(const QueueFlags& f) {
     auto p = plan_of.find(r.id);
     r.model = t.value("model", std::string());
     r.state = t.value("state", std::string());
-    r.gpu = p != plan_of.end() ? p->second["gpu"] : t["gpu"];
+    r.gpu = p != plan_of.end() && !t["gpu"].contains("indices") ? p->second["gpu"] : t["gpu"];  // k GPUs: all
     r.start_s = JsonNumber(t["times"], "started_s");
     if (!(r.start_s > 0)) r.start_s = JsonNumber(t["predicted"], "start_s");
     r.end_s = p != plan_of.end() ? JsonNumber(p->second, "end_s") : JsonNumber(t["predicted"], "end_s");

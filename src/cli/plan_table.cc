@@ -17,6 +17,10 @@ double JsonNumber(const json& j, const char* key) {
 std::string PlanGpuText(const json& g) {
   if (!g.is_object()) return "-";
   std::string s = fmt::format("{}/{}", g.value("node", std::string("?")), g.value("index", -1));
+  if (g.contains("indices") && g["indices"].is_array() && g["indices"].size() > 1) {  // a k-GPU task: "a/0+1"
+    s = g.value("node", std::string("?")) + "/";
+    for (size_t i = 0; i < g["indices"].size(); ++i) s += (i ? "+" : "") + std::to_string(g["indices"][i].get<int>());
+  }
   if (g.contains("type")) s += " " + g["type"].get<std::string>();
   return s;
 }

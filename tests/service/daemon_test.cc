@@ -53,6 +53,66 @@ std::unique_ptr<Daemon> MakeDaemon(const std::string& dir, FakeClock& clock, con
   return std::move(*d);
 }
 
+// A 2-GPU task (sched/gang.h) on the small cluster (node a: 2 A100, node b: 1 T4): both A100s,
+// alone, 100 batches split 50 + 50 at 10 ms = 500 ms predicted; a 1-GPU task meanwhile goes to
+// the T4; when it ends both A100s are free again; the journal keeps both GPUs across a restart;
+// a policy that places one GPU per task refuses it at the door.
+TEST(Daemon, TwoGpuTaskHoldsBothGpusOfOneNode) {
+  const std::string dir = hase::testing::FreshDir("daemon-gang");
+  FakeClock clock;
+  int64_t gang_id = 0;
+  {
+    auto d = MakeDaemon(dir, clock);
+    TaskSpec two = Spec("resnet50", 100);
+    two.gpus = 2;
+    auto g = d->Submit(two);
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    gang_id = g->record.id;
+    d->RunPassForTest();
+    TaskRecord r = *d->Get(gang_id);
+    EXPECT_EQ(r.state, TaskState::kRunning);
+    EXPECT_EQ(r.gang, (std::vector<int>{0, 1}));
+    EXPECT_EQ(r.gang_indices, (std::vector<int>{0, 1}));
+    EXPECT_EQ(r.node, "a");
+    EXPECT_DOUBLE_EQ(r.predicted_isolated_ms, 500.0);
+    EXPECT_NEAR(r.predicted_end_s - r.predicted_start_s, 0.5, 1e-6);
+    auto one = d->Submit(Spec("resnet50", 1));
+    d->RunPassForTest();
+    EXPECT_EQ(d->Get(one->record.id)->gpu, 2);  // the A100s are held alone
+  }
+  {
+    auto d = MakeDaemon(dir, clock);  // restart on the same journal
+    TaskRecord r = *d->Get(gang_id);
+    EXPECT_EQ(r.state, TaskState::kRunning);
+    EXPECT_EQ(r.gang, (std::vector<int>{0, 1}));
+    // A 1-GPU task now waits (for an A100: sharing the busy T4 is predicted slower), never on
+    // the held A100s.
+    auto one = d->Submit(Spec("resnet50", 1));
+    d->RunPassForTest();
+    EXPECT_NE(d->Get(one->record.id)->gpu, 0);
+    EXPECT_NE(d->Get(one->record.id)->gpu, 1);
+    clock.now = clock.now + 1;
+    ASSERT_TRUE(d->Complete(gang_id, 0).ok());
+    EXPECT_EQ(d->Get(gang_id)->state, TaskState::kSucceeded);
+    d->RunPassForTest();
+    EXPECT_EQ(d->Get(one->record.id)->gpu, 0);  // both A100s free: the lowest id
+    auto after = d->Submit(Spec("resnet50", 1));
+    d->RunPassForTest();
+    EXPECT_EQ(d->Get(after->record.id)->gpu, 1);  // and the other one
+  }
+  {
+    FakeClock c2;
+    auto rr = MakeDaemon(hase::testing::FreshDir("daemon-gang-rr"), c2, "rr");
+    TaskSpec two = Spec("resnet50", 100);
+    two.gpus = 2;
+    auto refused = rr->Submit(two);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_TRUE(refused.status().IsUnsupported());
+    EXPECT_NE(refused.status().message().find("policy 'rr' places each task on one GPU"), std::string::npos);
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Daemon, PlacesWithTheHasePolicyAndPredictsTimes) {
   const std::string dir = hase::testing::FreshDir("daemon");
   FakeClock clock;
@@ -86,10 +146,13 @@ TEST(Daemon, PlacesWithTheHasePolicyAndPredictsTimes) {
   EXPECT_TRUE(u.status().IsInvalidArgument());
   EXPECT_NE(u.status().message().find("model 'no-such-model' cannot be predicted"), std::string::npos)
       << u.status().ToString();
-  // More than one GPU: unsupported (hase places one GPU per task), not silently run on one.
+  // More GPUs than any node has of one type (node a: 2 A100): unsupported at the door, not
+  // silently run on fewer.
   TaskSpec four = Spec("resnet50", 1);
   four.gpus = 4;
   EXPECT_TRUE(d->Submit(four).status().IsUnsupported());
+  EXPECT_NE(d->Submit(four).status().message().find("no node has that many GPUs of one type (at most 2)"),
+            std::string::npos);
   EXPECT_EQ(d->List(std::nullopt, 100).size(), 3u);
   // Complete / cancel.
   clock.now = clock.now + 2;

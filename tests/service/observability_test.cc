@@ -130,7 +130,7 @@ TEST(Observability, DecisionLogWhyRecordAndSeries) {
   res = c.Post("/v1/tasks", R"({"model":"resnet50","gpus":4})", "application/json");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 400);
-  EXPECT_NE(res->body.find("one GPU"), std::string::npos) << res->body;
+  EXPECT_NE(res->body.find("no node has that many GPUs of one type (at most 2)"), std::string::npos) << res->body;
   api.Stop();
   EXPECT_NE(log_text.str().find("debug request method=GET path=/v1/tasks/1 status=200"), std::string::npos)
       << log_text.str();

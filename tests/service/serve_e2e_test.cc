@@ -228,6 +228,74 @@ TEST_F(ServeE2E, ExecutorProcessesSurviveKill9AndRunExactlyOnce) {
   Kill9(s);
 }
 
+// Issue #28 (2): a task asking for 2 GPUs runs on both A100s of node a (one type, one node),
+// sees both in CUDA_VISIBLE_DEVICES, holds them alone (a 1-GPU task goes to the T4 meanwhile),
+// keeps them across a kill -9 of the daemon, and a task asking for 3 is refused with 400.
+// Predicted run: resnet50 at 10 ms per batch on an A100, 100 batches split 50 + 50 = 500 ms.
+TEST_F(ServeE2E, TwoGpuTaskRunsOnBothGpusOfOneNodeAndSurvivesKill9) {
+  if (!Available()) GTEST_SKIP() << "hase serve not built (cluster loader missing)";
+  Serve s = Start("--policy hase --executor", 0);
+  ASSERT_GT(s.port, 0);
+  httplib::Client c("127.0.0.1", s.port);
+  const std::string out = dir_ + "/gang.out";
+  json body = {{"key", "gang"}, {"model", "resnet50"}, {"gpus", 2}, {"num_batches", 100},
+               {"command", "echo $CUDA_VISIBLE_DEVICES > " + out + "; sleep 3"}};
+  auto r = c.Post("/v1/tasks", body.dump(), "application/json");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 201) << r->body;
+  const int64_t id = json::parse(r->body)["id"].get<int64_t>();
+  auto get = [&](int port, int64_t task) {
+    httplib::Client g("127.0.0.1", port);
+    g.set_read_timeout(10, 0);
+    auto res = g.Get("/v1/tasks/" + std::to_string(task));
+    return res && res->status == 200 ? json::parse(res->body) : json();
+  };
+  json t;
+  for (int i = 0; i < 200 && (t.is_null() || t["state"] != "running"); ++i) {  // bounded: 10 s
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    t = get(s.port, id);
+  }
+  ASSERT_EQ(t["state"], "running") << t.dump();
+  EXPECT_EQ(t["gpus"], 2);
+  EXPECT_EQ(t["gpu"]["node"], "a");
+  EXPECT_EQ(t["gpu"]["ids"], json::array({0, 1}));
+  EXPECT_EQ(t["gpu"]["indices"], json::array({0, 1}));
+  EXPECT_NEAR(t["predicted"]["isolated_ms"].get<double>(), 500.0, 1e-6);
+  // A 1-GPU task meanwhile: both A100s are held, so it runs on the T4 of node b.
+  json one = {{"key", "one"}, {"model", "resnet50"}, {"num_batches", 1}, {"command", "true"}};
+  r = c.Post("/v1/tasks", one.dump(), "application/json");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 201) << r->body;
+  const int64_t one_id = json::parse(r->body)["id"].get<int64_t>();
+  json o;
+  for (int i = 0; i < 200 && (o.is_null() || o["gpu"].is_null()); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    o = get(s.port, one_id);
+  }
+  EXPECT_EQ(o["gpu"]["node"], "b") << o.dump();
+  // More than any node has of one type: 400 naming the limit, nothing journalled.
+  json three = {{"model", "resnet50"}, {"gpus", 3}};
+  r = c.Post("/v1/tasks", three.dump(), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(r->body.find("no node has that many GPUs of one type (at most 2)"), std::string::npos) << r->body;
+  // kill -9 while it runs: the restarted daemon still has it on both GPUs.
+  Kill9(s);
+  s = Start("--policy hase --executor", 1);
+  ASSERT_GT(s.port, 0);
+  t = get(s.port, id);
+  EXPECT_EQ(t["gpu"]["ids"], json::array({0, 1})) << t.dump();
+  for (int i = 0; i < 300 && t["state"] != "succeeded"; ++i) {  // bounded: 15 s
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    t = get(s.port, id);
+  }
+  EXPECT_EQ(t["state"], "succeeded") << t.dump();
+  EXPECT_EQ(t["attempts"], 1);
+  EXPECT_EQ(hase::testing::ReadFileForTest(out), "0,1\n");
+  EXPECT_EQ(List(s.port).size(), 2u);
+  Kill9(s);
+}
+
 // Issue #15 (8): `hase serve` listened on 0.0.0.0 with no door, --executor included. Without
 // --token-file it refuses any address beyond loopback; a token file every user can read is
 // refused with a chmod hint; with tokens it starts and guards its endpoints.

@@ -615,6 +615,51 @@ TEST_F(SlurmE2E, EachJobRunsOnTheGpuIndexHaseReports) {
   std::printf("[slurm e2e] %d of %d jobs got another index than hase chose; each read back and moved\n", moved, kJobs);
 }
 
+// Issue #28 (2): a task asking for 2 GPUs becomes one job with --gres=gpu:TYPE:2 on the node
+// hase chose; Slurm gives it two GPUs of that node (SLURM_JOB_GPUS lists two), and /v1/tasks
+// lists both. Two such tasks at once: the second gets another pair or waits for the first.
+TEST_F(SlurmE2E, ATwoGpuTaskIsOneJobWithTwoGpusOfTheChosenNode) {
+  const int port = Start("k", 0);
+  ASSERT_GT(port, 0);
+  httplib::Client c("127.0.0.1", port);
+  c.set_read_timeout(10, 0);
+  for (int i = 0; i < 2; ++i) {
+    json body = {{"key", "k" + std::to_string(i)}, {"model", "resnet50"}, {"gpus", 2}, {"num_batches", 100},
+                 {"command", "echo $HASE_TASK_ID $SLURMD_NODENAME $SLURM_JOB_GPUS $SLURM_JOB_ID >> " + dir_ +
+                                 "/k.log; sleep 1"}};
+    auto r = c.Post("/v1/tasks", body.dump(), "application/json");
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 201) << r->body;
+  }
+  json tasks = WaitSucceeded(port, 2, 60);
+  ASSERT_EQ(tasks.size(), 2u);
+  std::map<int64_t, json> by_id;
+  for (const json& t : tasks) by_id[t["id"]] = t;
+  std::ifstream f(dir_ + "/k.log");
+  std::string line;
+  int lines = 0;
+  while (std::getline(f, line)) {
+    std::istringstream in(line);
+    int64_t id = 0, job = 0;
+    std::string node, gpus;
+    ASSERT_TRUE(in >> id >> node >> gpus >> job) << line;
+    ++lines;
+    const json& t = by_id[id];
+    EXPECT_EQ(t["state"], "succeeded") << t.dump();
+    EXPECT_EQ(t["gpu"]["node"], node) << line << " " << t.dump();
+    ASSERT_EQ(t["gpu"]["ids"].size(), 2u) << t.dump();
+    EXPECT_EQ(std::count(gpus.begin(), gpus.end(), ','), 1) << "SLURM_JOB_GPUS " << gpus << " is not two GPUs";
+    auto show = hase::testing::RunCommand("scontrol show job -o " + std::to_string(job));
+    const size_t p = show.out.find("TresPerNode=");
+    ASSERT_NE(p, std::string::npos) << show.out;
+    const std::string tres = show.out.substr(p + 12, show.out.find_first_of(" \n", p) - p - 12);
+    EXPECT_EQ(tres.substr(tres.size() - 2), ":2") << tres;
+    std::printf("[slurm e2e] 2-GPU task %ld: job %ld on %s GPUs %s (%s)\n", static_cast<long>(id),
+                static_cast<long>(job), node.c_str(), gpus.c_str(), tres.c_str());
+  }
+  EXPECT_EQ(lines, 2);
+}
+
 }  // namespace
 }  // namespace hase::service
 

@@ -231,6 +231,12 @@ TEST(SlurmBackend, SbatchArgvPinsNodeAndGresAndNeverUsesAShell) {
   argv = b.SbatchArgv(q);
   ASSERT_TRUE(argv.ok());
   EXPECT_EQ((*argv)[7], "--account=vision");
+  // A k-GPU task (sched/gang.h) asks for k GPUs of the type on the node.
+  q.gpus = 4;
+  argv = b.SbatchArgv(q);
+  ASSERT_TRUE(argv.ok());
+  EXPECT_EQ((*argv)[4], "--gres=gpu:l4:4");
+  EXPECT_EQ((*argv)[3], "--nodelist=mix-0");
   q.gpu_type = "T4";
   EXPECT_TRUE(b.SbatchArgv(q).status().IsInvalidArgument());
 }

@@ -27,6 +27,9 @@ class ClusterState {
   double now_ms = 0;             // the moment the state describes, ms
   // task id → GPU it holds a reservation on (kept by Reserve/Unreserve).
   std::unordered_map<int, int> reservation_of_task;
+  // k-GPU tasks (Task::gpus > 1; gang.h): task id → the GPUs it is queued on or holds a
+  // reservation on, by id (reservation_of_task names the first). Running ones are not listed.
+  std::unordered_map<int, std::vector<int>> gang_of_task;
 
   // Projected finish of each GPU (the predicted end of everything running or queued there,
   // ms), kept by Policy::OnGpuChanged. An index gives the cluster-wide max in O(log n).

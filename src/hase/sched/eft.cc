@@ -7,15 +7,25 @@
 
 namespace hase::sched {
 
-double EarliestFinish::StartMs(const GpuState& gpu, const CycleState& cycle) const {
-  return gpu.Idle() ? cycle.now_ms : std::max(cycle.now_ms, gpu.projected_finish_ms);
+double EarliestFinish::StartMs(const Task& task, const GpuState& gpu, const CycleState& cycle) const {
+  const double start = gpu.Idle() ? cycle.now_ms : std::max(cycle.now_ms, gpu.projected_finish_ms);
+  // Reserved for another task (a k-GPU task's reservation, gang.h): EASY backfilling, the task
+  // goes first only if it ends by the shadow time, else after the reserved task.
+  if (gpu.reservation && gpu.reservation->task_id != task.id) {
+    const Reservation& r = *gpu.reservation;
+    if (start + RunMs(gpu, cycle) > r.start_ms + kTimeEpsMs) return std::max(start, r.start_ms + r.isolated_ms);
+  }
+  return start;
 }
 
-double EarliestFinish::CompletionMs(const Task&, const GpuState& gpu,
-                                    const CycleState& cycle) const {
+double EarliestFinish::RunMs(const GpuState& gpu, const CycleState& cycle) const {
   const TaskProfile& p = *cycle.profile[gpu.type];
-  return StartMs(gpu, cycle) +
-         p.isolated_ms * oracle_.contention().Slowdown(p.demand, gpu.background.EffectiveSmActive());
+  return p.isolated_ms * oracle_.contention().Slowdown(p.demand, gpu.background.EffectiveSmActive());
+}
+
+double EarliestFinish::CompletionMs(const Task& task, const GpuState& gpu,
+                                    const CycleState& cycle) const {
+  return StartMs(task, gpu, cycle) + RunMs(gpu, cycle);
 }
 
 double EarliestFinish::Score(const Task& task, const GpuState& gpu,
@@ -30,7 +40,7 @@ Decision EarliestFinishSelect::Select(const Task& task, const ClusterState& stat
   const GpuState& gpu = state.gpus[candidates.front().gpu];
   Decision d;
   d.gpu = gpu.id;
-  d.start_ms = eft_->StartMs(gpu, cycle);
+  d.start_ms = eft_->StartMs(task, gpu, cycle);
   d.end_ms = eft_->CompletionMs(task, gpu, cycle);
   if (candidates.size() > 1) {
     const GpuState& second = state.gpus[candidates[1].gpu];

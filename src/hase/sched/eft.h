@@ -20,7 +20,10 @@ class EarliestFinish final : public ScorePlugin {
   std::string_view Name() const override { return "EarliestFinish"; }
   double Score(const Task& task, const GpuState& gpu, const CycleState& cycle) const override;
   // The predicted start and completion on `gpu`, ms.
-  double StartMs(const GpuState& gpu, const CycleState& cycle) const;
+  // A GPU reserved for another task: its start unless the task ends by the shadow time.
+  double StartMs(const Task& task, const GpuState& gpu, const CycleState& cycle) const;
+  // Predicted run time on `gpu` under its background load, ms.
+  double RunMs(const GpuState& gpu, const CycleState& cycle) const;
   double CompletionMs(const Task& task, const GpuState& gpu, const CycleState& cycle) const;
 
  private:

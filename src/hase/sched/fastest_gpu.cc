@@ -21,6 +21,7 @@ double FastestGpu::Score(const Task&, const GpuState& gpu, const CycleState&) co
 std::unique_ptr<Policy> MakeFastestGpuPolicy(std::shared_ptr<const LatencyOracle> oracle,
                                              const Cluster& cluster) {
   Policy::Options po;
+  po.gang = GangRule::kFastest;  // k-GPU tasks: the fastest type with k GPUs on a node
   po.dispatch_on_arrival = false;
   po.one_idle_gpu_per_type = true;
   const LatencyOracle& o = *oracle;

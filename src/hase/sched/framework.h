@@ -93,6 +93,12 @@ struct Decision {
   double runner_up_end_ms = -1;
   double runner_up_inflicted_ms = 0;  // predicted delay it would inflict on co-runners there
   double cost_ms = 0;        // the Select plugin's price of the choice (hase: C_g + w·I_g), ms
+  // A k-GPU task (Task::gpus > 1; gang.h): all k GPUs, ascending (gpu == gpus[0]); empty for
+  // a one-GPU decision. kBind binds (or queues) it on all of them; kWait with reserve
+  // reserves all of them from start_ms.
+  std::vector<int> gpus;
+  // A split task (Task::split; gang.h DecideSplit): batches run on each of `gpus`, same order.
+  std::vector<int64_t> parts;
 };
 
 // A Select plugin's own price of one placement, for explanations (the daemon's "why" record).

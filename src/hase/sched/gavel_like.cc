@@ -12,6 +12,7 @@ double GavelThroughput::Score(const Task&, const GpuState& gpu, const CycleState
 
 std::unique_ptr<Policy> MakeGavelLikePolicy(std::shared_ptr<const LatencyOracle> oracle) {
   Policy::Options po;
+  po.gang = GangRule::kRefuse;  // places each task on one GPU (gang.h)
   po.dispatch_on_arrival = false;
   po.one_idle_gpu_per_type = true;
   const LatencyOracle& o = *oracle;

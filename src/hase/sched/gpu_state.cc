@@ -11,6 +11,7 @@ double GpuState::MemoryUsedMib() const {
 std::optional<QueuedTask> GpuState::StartNextQueued(double now_ms) {
   if (queued.empty()) return std::nullopt;
   const QueuedTask q = queued.front();
+  if (q.gang > 1) return std::nullopt;
   if (static_cast<int>(running.size()) >= max_tasks ||
       MemoryUsedMib() + q.memory_mib > memory_mib + 1e-9) {
     return std::nullopt;

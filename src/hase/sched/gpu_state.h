@@ -24,6 +24,7 @@ struct RunningTask {
   double as_of_ms = 0;          // time `remaining_ms` refers to, ms
   double progress_rate = 0;     // observed predicted-isolated ms done per wall ms (0: unknown;
                                 // then RemainingAt does not extrapolate)
+  int gang = 1;                 // GPUs the task holds (Task::gpus); > 1: it holds this whole GPU
 
   // Predicted isolated ms left at `now_ms` (>= as_of_ms), extrapolated at progress_rate.
   double RemainingAt(double now_ms) const {
@@ -40,6 +41,8 @@ struct QueuedTask {
   double demand = 1.0;
   double isolated_ms = 0;  // predicted isolated runtime on this GPU's type, ms
   double not_before_ms = 0;  // claims only: earliest start the claimant planned, ms
+  int gang = 1;              // GPUs the task needs (Task::gpus); > 1: queued on each of them,
+                             // started by the driver on all at once (gang.h StartGangIfReady)
 };
 
 // A promise that `task_id` may start on this GPU at `start_ms` (the shadow time). Other tasks
@@ -76,7 +79,8 @@ struct GpuState {
   // nothing queued ahead of it. Claims (planning only) and the reservation are not looked at. Ignores the reservation (backfill.h decides about that).
   bool FitsNow(double need_mib) const;
   // Moves the queue head to `running` (started at `now_ms`) if a slot and its memory are free;
-  // returns the started task, or nullopt when nothing could start. Tasks start in FIFO order:
+  // returns the started task, or nullopt when nothing could start (also when the head is a
+  // k-GPU task: it starts on all its GPUs at once, gang.h StartGangIfReady). Tasks start in FIFO order:
   // the simulator and the daemon call it in a loop after a task ends.
   std::optional<QueuedTask> StartNextQueued(double now_ms);
   // True when the GPU could ever host a task needing `need_mib` (capacity only).

@@ -247,6 +247,9 @@ bool HasePlugin::Rank(const Task& task, const ClusterState& state, CycleState& c
   };
   for (int g : state.irregular()) consider(g);
   for (const auto& [task_id, g] : state.reservation_of_task) consider(g);
+  for (const auto& [task_id, gs] : state.gang_of_task) {  // a k-GPU task's other reserved GPUs
+    for (int g : gs) consider(g);
+  }
   const auto& classes = state.classes();
   for (const ClusterState::GpuClass& c : classes) {
     if (!ClassCanHost(task, c, cycle)) continue;
@@ -307,6 +310,11 @@ bool HasePlugin::AnyFitsNow(const Task& task, const ClusterState& state, const C
   }
   for (const auto& [task_id, g] : state.reservation_of_task) {
     if (passes(g) && fits(g)) return true;
+  }
+  for (const auto& [task_id, gs] : state.gang_of_task) {
+    for (int g : gs) {
+      if (passes(g) && fits(g)) return true;
+    }
   }
   for (const ClusterState::GpuClass& c : state.classes()) {
     if (!ClassCanHost(task, c, cycle)) continue;
@@ -437,6 +445,7 @@ std::unique_ptr<Policy> MakeHasePolicy(std::shared_ptr<const LatencyOracle> orac
   po.dispatch_on_arrival = false;
   po.one_idle_gpu_per_type = true;
   po.max_reservations = max_reservations;
+  po.split_batches = true;  // Task::split: batches over idle GPUs when that ends earlier (gang.h)
   po.claim_on_wait = true;
   po.queue_order = HaseQueueOrder(options);
   po.incremental_passes = options.incremental;

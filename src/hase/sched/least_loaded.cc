@@ -10,6 +10,7 @@ double LeastLoaded::Score(const Task&, const GpuState& gpu, const CycleState&) c
 
 std::unique_ptr<Policy> MakeLeastLoadedPolicy(std::shared_ptr<const LatencyOracle> oracle) {
   Policy::Options po;
+  po.gang = GangRule::kRefuse;  // places each task on one GPU (gang.h)
   po.dispatch_on_arrival = true;
   const LatencyOracle& o = *oracle;
   auto policy = std::make_unique<Policy>("least-loaded", po, std::move(oracle));

@@ -34,6 +34,22 @@ Result<Decision> Policy::Schedule(const Task& task, const ClusterState& state, C
     cycle.profiled_task = task.id;
   }
   cycle.candidates_complete = true;
+  if (task.split && options_.split_batches && !splitting_) {
+    splitting_ = true;  // the policy's own one-GPU choice first (this function, once more)
+    Result<Decision> own = Schedule(task, state, cycle);
+    splitting_ = false;
+    if (!own.ok() || own->kind == Decision::Kind::kReject) return own;
+    const double own_end = own->end_ms > 0 ? own->end_ms : std::numeric_limits<double>::infinity();
+    if (std::optional<Decision> split = DecideSplit(task, state, cycle, own_end)) {
+      split->runner_up_gpu = own->gpu;
+      split->runner_up_end_ms = own->end_ms;
+      return *split;
+    }
+    return own;
+  }
+  if (task.gpus > 1) {
+    return DecideGang(task, state, cycle, oracle_->contention(), options_.gang, options_.dispatch_on_arrival, name_);
+  }
   if (rank_ && select_ && rank_->Rank(task, state, cycle, candidates_) && !candidates_.empty()) {
     return select_->Select(task, state, cycle, candidates_);
   }
@@ -131,6 +147,34 @@ std::optional<Price> Policy::PriceOn(const Task& task, const ClusterState& state
 
 void Policy::Commit(const Task& task, const Decision& decision, const CycleState& cycle,
                     ClusterState& state) {
+  if (task.gpus > 1 || !decision.gpus.empty()) {  // gang.h: the plugins see one-GPU decisions only
+    std::vector<int> touched = decision.gpus;
+    if (auto it = state.gang_of_task.find(task.id); it != state.gang_of_task.end()) {
+      touched.insert(touched.end(), it->second.begin(), it->second.end());
+    }
+    switch (decision.kind) {
+      case Decision::Kind::kBind:
+        if (const int held = state.ReservedGpuOf(task.id); held >= 0) touched.push_back(held);
+        UnreserveGang(task.id, state);
+        if (reserve_) reserve_->Unreserve(task, state);  // a split task's one-GPU reservation
+        BindGang(task, decision, cycle, state);
+        break;
+      case Decision::Kind::kWait:
+        if (decision.reserve && !decision.gpus.empty() &&
+            (state.ReservedGpuOf(task.id) >= 0 ||
+             static_cast<int>(state.reservation_of_task.size()) < options_.max_reservations)) {
+          ReserveGang(task, decision, cycle, state);
+        }
+        break;
+      case Decision::Kind::kReject:
+        UnreserveGang(task.id, state);
+        break;
+    }
+    std::sort(touched.begin(), touched.end());
+    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+    for (int g : touched) OnGpuChanged(state, g);
+    return;
+  }
   switch (decision.kind) {
     case Decision::Kind::kBind: {
       const int held = state.ReservedGpuOf(task.id);
@@ -171,7 +215,7 @@ void Policy::Commit(const Task& task, const Decision& decision, const CycleState
 
 bool Policy::StillStands(const Task& task, const ClusterState& state, CycleState& cycle,
                          const Decision& last, const std::vector<int>& changed) const {
-  if (!options_.incremental_passes || !select_ || last.kind != Decision::Kind::kWait ||
+  if (!options_.incremental_passes || !select_ || last.kind != Decision::Kind::kWait || task.gpus > 1 || task.split ||
       cycle.profiled_task != task.id) {
     return false;
   }
@@ -183,8 +227,12 @@ void Policy::BeginPass(ClusterState& state) const {
   for (int g : state.ClearClaims()) OnGpuChanged(state, g);
 }
 
-bool Policy::PassSettled(const ClusterState& state) const {
+bool Policy::PassSettled(const ClusterState& state, bool gang_waiting) const {
   if (state.open_gpus() > 0) return false;
+  if (gang_waiting && options_.gang != GangRule::kRefuse && !options_.dispatch_on_arrival &&
+      static_cast<int>(state.reservation_of_task.size()) < options_.max_reservations) {
+    return false;
+  }
   return !reserve_ ||
          static_cast<int>(state.reservation_of_task.size()) >= options_.max_reservations;
 }
@@ -194,13 +242,14 @@ double Policy::QueueKey(const Task& task, const Cluster& cluster) const {
   double fastest = std::numeric_limits<double>::infinity();
   for (const GpuType& type : cluster.types) {
     const Result<TaskProfile> p = oracle_->Profile(task, type);
-    if (p.ok()) fastest = std::min(fastest, p->isolated_ms);
+    if (p.ok()) fastest = std::min(fastest, GangIsolatedMs(task, p->isolated_ms));  // k GPUs: its run on them
   }
   if (!std::isfinite(fastest)) fastest = 0;  // rejected anyway; keep arrival order
   return QueueKeyOf(options_.queue_order, fastest, task.arrival_ms);
 }
 
 void Policy::Forget(const Task& task, ClusterState& state) {
+  UnreserveGang(task.id, state);
   if (reserve_) {
     reserve_->Unreserve(task, state);
   } else {

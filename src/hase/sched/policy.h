@@ -14,6 +14,7 @@
 #include "hase/base/status.h"
 #include "hase/sched/basic_plugins.h"
 #include "hase/sched/framework.h"
+#include "hase/sched/gang.h"
 #include "hase/sched/objective.h"
 
 namespace hase::sched {
@@ -58,6 +59,13 @@ class Policy {
     // The driver may keep a waiting task's last decision instead of deciding again when
     // Policy::StillStands says it holds (only GPUs that changed since are priced).
     bool incremental_passes = false;
+    // How a task needing k > 1 GPUs (Task::gpus) is placed (gang.h): on k GPUs of one type on
+    // one node by earliest predicted finish (default), on the fastest type, or refused (a policy
+    // that places every task on one GPU: the task is rejected with that reason).
+    GangRule gang = GangRule::kEarliestFinish;
+    // A task with Task::split may have its batches split over GPUs that can start it now when
+    // that ends it earlier than the policy's own choice (gang.h DecideSplit). hase only.
+    bool split_batches = false;
   };
 
   Policy(std::string name, Options options, std::shared_ptr<const LatencyOracle> oracle)
@@ -80,7 +88,8 @@ class Policy {
   void SetBind(std::shared_ptr<BindPlugin> p) { bind_ = std::move(p); }
   void SetRank(std::shared_ptr<RankPlugin> p) { rank_ = std::move(p); }
 
-  // One cycle for `task` at state.now_ms. No side effects on `state`. Returns kReject with a
+  // One cycle for `task` at state.now_ms. No side effects on `state`. A task with gpus > 1
+  // skips Filter/Score/Select: DecideGang (gang.h) decides it with Options::gang. Returns kReject with a
   // reason naming each distinct UnfitAnywhere cause when no GPU could ever host the task;
   // kWait when GPUs could host it but none now. `cycle` receives PreFilter's results (for
   // Commit). Errors: PreFilter's Status; Internal when a Filter returns kError.
@@ -115,7 +124,10 @@ class Policy {
   // no further reservation can be made (no Reserve plugin, or max_reservations held). Claims
   // made by such waits only steer later waits of the same pass. The simulator stops the pass
   // then (exact: no decision changes).
-  bool PassSettled(const ClusterState& state) const;
+  // `gang_waiting`: a k-GPU task waits in the central queue; while a reservation can still be
+  // made the pass goes on, so that it reaches the task and reserves its GPUs (a k-GPU task
+  // holds one even under a policy without a Reserve plugin: gang.h).
+  bool PassSettled(const ClusterState& state, bool gang_waiting = false) const;
 
   // The task's central-queue sort key (Options::queue_order; larger first within a priority):
   // 0 for arrival order. Asks the oracle once per cluster type.
@@ -143,6 +155,7 @@ class Policy {
   std::shared_ptr<RankPlugin> rank_;        // null: Filter + Score sweep over every GPU
   DefaultBind default_bind_;
   std::vector<Candidate> candidates_;       // reused between cycles (no allocation per call)
+  bool splitting_ = false;                  // Schedule is pricing a split task's one-GPU choice
 };
 
 }  // namespace hase::sched

@@ -105,6 +105,7 @@ class Planner {
   std::unordered_map<int, Span> span_;       // every task placed or planned
   std::unordered_map<int, size_t> index_;    // queued task id → index in queue_
   std::list<size_t> waiting_;                // queue_ indices not bound yet, in order
+  bool gang_ = false;                        // some queued task needs k > 1 GPUs (gang.h)
   std::vector<CycleState> cycles_;           // per queued task (PreFilter once)
   // Incremental passes by the simulator's rule (wait_memo.h).
   void MarkChanged(int gpu);
@@ -166,6 +167,17 @@ void Planner::Advance(int g, double t) {
     span_[q->task_id].start = t;
     if (ledger_) TeamStarted(q->task_id, t);
   }
+  // A k-GPU task heading the queue starts when it heads all its GPUs' queues (gang.h).
+  const int head = gpu.queued.empty() ? -1 : gpu.queued.front().task_id;
+  const std::vector<int> gang = StartGangIfReady(state_, g, t);
+  if (!gang.empty() && ledger_) TeamStarted(head, t);
+  for (int h : gang) {
+    span_[head].start = t;
+    if (h != g) {
+      Rerate(h, t);
+      MarkChanged(h);
+    }
+  }
   Rerate(g, t);
   MarkChanged(g);
 }
@@ -191,7 +203,7 @@ Status Planner::Pass(double t, bool first) {
   if (ledger_) return TeamPass(t, first);
   int scanned = 0;
   for (auto it = waiting_.begin(); it != waiting_.end();) {
-    if (scanned >= policy_.options().max_queue_scan || policy_.PassSettled(state_)) break;
+    if (scanned >= policy_.options().max_queue_scan || policy_.PassSettled(state_, gang_)) break;
     ++scanned;
     bool left = false;
     auto next = std::next(it);
@@ -246,7 +258,7 @@ Status Planner::TeamPass(double t, bool first) {
   TeamQueue tq(*ledger_, std::move(factors), items);
   int scanned = 0;
   for (int i; scanned < policy_.options().max_queue_scan && (i = tq.Next()) >= 0; ++scanned) {
-    if (policy_.PassSettled(state_)) break;
+    if (policy_.PassSettled(state_, gang_)) break;
     bool left = false;
     const int task_id = queue_[*order[i]].id;
     HASE_RETURN_IF_ERROR(Offer(order[i], t, first, &left));
@@ -332,6 +344,11 @@ Status Planner::Offer(std::list<size_t>::iterator it, double t, bool first, bool
         }
         Rerate(d->gpu, t);
         MarkChanged(d->gpu);
+        for (int h : d->gpus) {  // a k-GPU task: all k GPUs changed
+          if (h == d->gpu) continue;
+          Rerate(h, t);
+          MarkChanged(h);
+        }
         if (held >= 0 && held != d->gpu) {
           policy_.OnGpuChanged(state_, held);
           MarkChanged(held);
@@ -476,6 +493,7 @@ Result<QueuePlan> Planner::Go() {
       team.push_back(k);
       team_pos_.push_back(std::prev(team.end()));
     }
+    gang_ = gang_ || queue_[k].gpus > 1;
   }
   // What is on the GPUs now.
   for (size_t g = 0; g < state_.gpus.size(); ++g) {

@@ -19,6 +19,7 @@ Decision RandomSelect::Select(const Task&, const ClusterState& state, const Cycl
 std::unique_ptr<Policy> MakeRandomPolicy(std::shared_ptr<const LatencyOracle> oracle,
                                          uint64_t seed) {
   Policy::Options po;
+  po.gang = GangRule::kRefuse;  // places each task on one GPU (gang.h)
   po.dispatch_on_arrival = true;
   const LatencyOracle& o = *oracle;
   auto policy = std::make_unique<Policy>("random", po, std::move(oracle));

@@ -18,6 +18,7 @@ void RoundRobin::Bind(const Task& task, const Decision& decision, const CycleSta
 std::unique_ptr<Policy> MakeRoundRobinPolicy(std::shared_ptr<const LatencyOracle> oracle,
                                              int num_gpus) {
   Policy::Options po;
+  po.gang = GangRule::kRefuse;  // places each task on one GPU (gang.h)
   po.dispatch_on_arrival = true;
   const LatencyOracle& o = *oracle;
   auto policy = std::make_unique<Policy>("rr", po, std::move(oracle));

@@ -33,6 +33,18 @@ struct Task {
                             // only passes it on: the oracle validates and prices it.
   std::string team;         // the team it belongs to (team_config.h); "" = the config's
                             // default team. Policies ignore it; quotas and fair share read it.
+  // GPUs the task needs at once, >= 1 (gang.h): k > 1 runs on k GPUs of one type on one node,
+  // all started together, held alone (no co-location) for the whole run; memory_mib is then
+  // per GPU. Its runtime on k GPUs is GangIsolatedMs (a data-parallel split of the batches).
+  int gpus = 1;
+  // k > 1 only: the fraction of linear speed-up the split keeps, 0 < e <= 1 (1: independent
+  // inference batches, nothing exchanged; a tensor-parallel model states what its all-reduces
+  // cost). GangIsolatedMs divides by it.
+  double parallel_efficiency = 1.0;
+  // May its batches be split over several GPUs (of any types and nodes) that can take them now,
+  // sized to each GPU's predicted per-batch time (gang.h DecideSplit)? Only policies with
+  // Policy::Options::split_batches (hase) do; gpus must be 1.
+  bool split = false;
 };
 
 // "resnet50" → "resnet", "yolov8n" → "yolo", "mobilenet_v3_small" → "mobilenet",

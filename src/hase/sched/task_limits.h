@@ -27,6 +27,7 @@ inline constexpr TaskFieldRange kTaskFieldRanges[] = {
     {"memory_mib", 0, 1 << 24, "MiB"},                       // 16 TiB
     {"arrival_s", 0, 1e9, "s"},                              // ~31 years
     {"gpus", 1, 1024, "GPUs"},
+    {"parallel_efficiency", 0.01, 1, ""},                    // fraction of linear speed-up
 };
 
 // OK when `value` is finite and inside the range of `field` (fields without a range: OK).

@@ -17,14 +17,15 @@ namespace {
 // The task fields, as YAML keys and CSV columns.
 constexpr const char* kColumns[] = {"name",    "model",     "batch_size", "input_size", "input_shape",
                                     "num_batches", "samples", "arrival_s", "priority",   "memory_mib",
-                                    "runtime", "team"};
+                                    "runtime", "team", "gpus", "parallel_efficiency", "split"};
 
 // Fields of one task before checks. Absent optional → default.
 struct RawTask {
   std::optional<std::string> name, model, runtime, team, input_shape;
   std::optional<int64_t> batch_size, input_size, num_batches, samples;
-  std::optional<double> arrival_s, memory_mib;
-  std::optional<int> priority;
+  std::optional<double> arrival_s, memory_mib, parallel_efficiency;
+  std::optional<int> priority, gpus;
+  std::optional<bool> split;
 };
 
 int64_t DefaultInputSize(const std::string& model) {
@@ -76,6 +77,19 @@ Result<Task> Finish(const RawTask& r, size_t index, const std::string& at) {
   HASE_RETURN_IF_ERROR(CheckTaskField("priority", t.priority, at));
   t.memory_mib = r.memory_mib.value_or(0);
   HASE_RETURN_IF_ERROR(CheckTaskField("memory_mib", t.memory_mib, at));
+  t.gpus = r.gpus.value_or(1);
+  HASE_RETURN_IF_ERROR(CheckTaskField("gpus", t.gpus, at));
+  if (r.parallel_efficiency && t.gpus == 1) {
+    return Status::InvalidArgument("parallel_efficiency is given but gpus is 1", at,
+                                   "give gpus: K (K > 1) with it, or drop it");
+  }
+  t.parallel_efficiency = r.parallel_efficiency.value_or(1.0);
+  t.split = r.split.value_or(false);
+  if (t.split && t.gpus > 1) {
+    return Status::InvalidArgument("split: true with gpus > 1", at,
+                                   "a split task starts on one GPU or more as hase sees fit; drop gpus or split");
+  }
+  HASE_RETURN_IF_ERROR(CheckTaskField("parallel_efficiency", t.parallel_efficiency, at));
   return t;
 }
 
@@ -141,6 +155,9 @@ Result<std::vector<Task>> ParseWorkloadYaml(std::string_view text, const std::st
     HASE_ASSIGN_OR_RETURN(r.memory_mib, yaml::Field<double>(e, "memory_mib", where));
     HASE_ASSIGN_OR_RETURN(r.runtime, yaml::Field<std::string>(e, "runtime", where));
     HASE_ASSIGN_OR_RETURN(r.team, yaml::Field<std::string>(e, "team", where));
+    HASE_ASSIGN_OR_RETURN(r.gpus, yaml::Field<int>(e, "gpus", where));
+    HASE_ASSIGN_OR_RETURN(r.parallel_efficiency, yaml::Field<double>(e, "parallel_efficiency", where));
+    HASE_ASSIGN_OR_RETURN(r.split, yaml::Field<bool>(e, "split", where));
     HASE_ASSIGN_OR_RETURN(Task t, Finish(r, index++, at));
     tasks.push_back(std::move(t));
   }
@@ -213,6 +230,14 @@ Result<std::vector<Task>> ParseWorkloadCsv(std::string_view text, const std::str
         if (!v.empty()) r.runtime = v;
       } else if (h == "team") {
         if (!v.empty()) r.team = v;
+      } else if (h == "gpus") {
+        HASE_ASSIGN_OR_RETURN(r.gpus, Parse<int>(v, "gpus", at));
+      } else if (h == "split") {
+        if (v == "true" || v == "1") r.split = true;
+        else if (v == "false" || v == "0" || v.empty()) r.split = v.empty() ? std::nullopt : std::optional<bool>(false);
+        else return Status::Parse(fmt::format("column 'split': cannot read '{}' (true or false)", v), at);
+      } else if (h == "parallel_efficiency") {
+        HASE_ASSIGN_OR_RETURN(r.parallel_efficiency, Parse<double>(v, "parallel_efficiency", at));
       }
     }
     HASE_ASSIGN_OR_RETURN(Task t, Finish(r, index++, at));

@@ -49,6 +49,9 @@ struct LaunchRequest {
   // The Slurm account of the task's team (TeamQuota::slurm_account, docs/teams.md); "" = the
   // submitting user's default account. Only the Slurm backend reads it (sbatch --account).
   std::string account;
+  // GPUs the task holds on `node` (TaskSpec::gpus; sched/gang.h): k > 1 asks Slurm for
+  // `--gres=gpu:TYPE:k`, and a local process sees the k indices in visible_devices ("0,1").
+  int gpus = 1;
 };
 
 // Where and when one launch really started, as the backend reads it back. Slurm picks the GPU

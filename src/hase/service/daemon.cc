@@ -4,11 +4,14 @@
 // filter/bind, /v1/advise) in daemon_external.cc.
 #include "hase/service/daemon.h"
 
+#include "hase/sched/gang.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -159,10 +162,30 @@ Status Daemon::Start() {
   std::vector<std::string> stranded;
   for (TaskRecord& r : all) {
     if (r.gpu < 0) continue;
-    const int g = ResolveGpu(cluster_, before ? &*before : nullptr, r.gpu, r.node, r.gpu_index);
-    if (g == r.gpu) continue;
+    int g = ResolveGpu(cluster_, before ? &*before : nullptr, r.gpu, r.node, r.gpu_index);
+    // A k-GPU task: every GPU of its gang, or none.
+    std::vector<std::pair<int, int>> gang;  // (new id, index on the node)
+    for (size_t i = 0; g >= 0 && i < r.gang.size() && i < r.gang_indices.size(); ++i) {
+      const int m = ResolveGpu(cluster_, before ? &*before : nullptr, r.gang[i], r.node, r.gang_indices[i]);
+      if (m < 0) g = -1;
+      gang.push_back({m, r.gang_indices[i]});
+    }
+    bool moved = g != r.gpu;
+    for (size_t i = 0; g >= 0 && i < gang.size(); ++i) moved = moved || gang[i].first != r.gang[i];
+    if (!moved) continue;
     if (g >= 0) {
       r.gpu = g;
+      if (!gang.empty()) {  // ascending ids, indices alongside; gpu is the first
+        std::sort(gang.begin(), gang.end());
+        r.gang.clear();
+        r.gang_indices.clear();
+        for (const auto& [id, index] : gang) {
+          r.gang.push_back(id);
+          r.gang_indices.push_back(index);
+        }
+        r.gpu = r.gang.front();
+        r.gpu_index = r.gang_indices.front();
+      }
       if (!IsTerminal(r.state)) changed.push_back(r.id);
     } else if (IsTerminal(r.state)) {
       elsewhere.insert(r.id);
@@ -170,6 +193,8 @@ Status Daemon::Start() {
       stranded.push_back(fmt::format("task {} on {} GPU {}", r.id, r.node, r.gpu_index));
     } else {
       r.gpu = -1;  // bound, not started: re-queued below
+      r.gang.clear();
+      r.gang_indices.clear();
     }
   }
   if (!stranded.empty()) {
@@ -201,6 +226,8 @@ Status Daemon::Start() {
                    !ProfileOnLocked(r, r.gpu).ok())) {
       r.state = TaskState::kQueued;  // its GPU is gone from the cluster file
       r.gpu = r.gpu_index = -1;
+      r.gang.clear();
+      r.gang_indices.clear();
       r.node.clear();
       r.reason = "re-queued at restart: its GPU is no longer in the cluster";
       changed.push_back(id);
@@ -209,6 +236,20 @@ Status Daemon::Start() {
       queue_.insert(KeyOf(r));
     } else if (r.state == TaskState::kBound) {
       bound.push_back(&r);
+    } else if (!r.gang.empty()) {  // a running k-GPU task holds all its GPUs alone (sched/gang.h)
+      const sched::TaskProfile p = *ProfileOnLocked(r, r.gpu);
+      for (int g : r.gang) {
+        if (g < 0 || g >= static_cast<int>(cluster_.gpus.size())) continue;
+        sched::RunningTask rt;
+        rt.task_id = static_cast<int>(id);
+        rt.memory_mib = state_.gpus[g].memory_mib;
+        rt.demand = p.demand;
+        rt.started_ms = ToMs(r.started_s);
+        rt.remaining_ms = sched::GangIsolatedMs(r.ToSchedTask(), p.isolated_ms);
+        rt.as_of_ms = state_.now_ms;
+        rt.gang = static_cast<int>(r.gang.size());
+        state_.gpus[g].running.push_back(rt);
+      }
     } else {  // running
       const sched::TaskProfile p = *ProfileOnLocked(r, r.gpu);
       sched::RunningTask rt;
@@ -226,6 +267,16 @@ Status Daemon::Start() {
   });
   for (TaskRecord* r : bound) {
     const sched::TaskProfile p = *ProfileOnLocked(*r, r->gpu);
+    if (!r->gang.empty()) {  // queued on all its GPUs; starts when it heads all their queues
+      for (int g : r->gang) {
+        sched::QueuedTask q{static_cast<int>(r->id), state_.gpus[g].memory_mib, p.demand,
+                            sched::GangIsolatedMs(r->ToSchedTask(), p.isolated_ms)};
+        q.gang = static_cast<int>(r->gang.size());
+        state_.gpus[g].queued.push_back(q);
+      }
+      state_.gang_of_task[static_cast<int>(r->id)] = r->gang;
+      continue;
+    }
     state_.gpus[r->gpu].queued.push_back({static_cast<int>(r->id),
                                           r->spec.memory_mib > 0 ? r->spec.memory_mib : p.memory_mib, p.demand,
                                           p.isolated_ms});
@@ -497,7 +548,10 @@ void Daemon::PassLocked(double now) {
         r.predicted_start_s = ToS(dec.start_ms);
         r.predicted_end_s = ToS(dec.end_ms);
         const auto& p = cycle.profile[gpu.type];
-        r.predicted_isolated_ms = p.ok() ? p->isolated_ms : 0;
+        r.predicted_isolated_ms = p.ok() ? sched::GangIsolatedMs(t, p->isolated_ms) : 0;
+        r.gang = dec.gpus;  // a k-GPU task: all k (sched/gang.h)
+        r.gang_indices.clear();
+        for (int g : r.gang) r.gang_indices.push_back(cluster_.gpus[g].index);
         ++r.attempts;
         r.reason.clear();
         const auto& running = state_.gpus[dec.gpu].running;
@@ -586,6 +640,11 @@ LaunchRequest Daemon::LaunchRequestLocked(const TaskRecord& r) const {
   q.node = r.node;
   q.gpu_index = r.gpu_index;
   q.visible_devices = std::to_string(r.gpu_index);
+  if (!r.gang.empty()) {  // a k-GPU task: sbatch --gres=gpu:TYPE:k, CUDA_VISIBLE_DEVICES=i,j,...
+    q.gpus = static_cast<int>(r.gang.size());
+    q.visible_devices.clear();
+    for (size_t i = 0; i < r.gang_indices.size(); ++i) q.visible_devices += (i ? "," : "") + std::to_string(r.gang_indices[i]);
+  }
   if (r.gpu >= 0) {
     q.gpu_type = cluster_.types[cluster_.gpus[r.gpu].type].name;
     if (cluster_.gpus[r.gpu].is_mig()) {
@@ -668,25 +727,50 @@ void Daemon::LaunchPendingLocked(std::unique_lock<std::mutex>& lock) {
 
 void Daemon::RemoveFromGpuLocked(const TaskRecord& r) {
   if (r.gpu < 0) return;
-  sched::GpuState& g = state_.gpus[r.gpu];
   auto pred_r = [&](const sched::RunningTask& x) { return x.task_id == r.id; };
   auto pred_q = [&](const sched::QueuedTask& x) { return x.task_id == r.id; };
-  g.running.erase(std::remove_if(g.running.begin(), g.running.end(), pred_r), g.running.end());
-  g.queued.erase(std::remove_if(g.queued.begin(), g.queued.end(), pred_q), g.queued.end());
+  std::vector<int> gpus = r.gang.empty() ? std::vector<int>{r.gpu} : r.gang;
+  for (int id : gpus) {
+    if (id < 0 || id >= static_cast<int>(state_.gpus.size())) continue;
+    sched::GpuState& g = state_.gpus[id];
+    g.running.erase(std::remove_if(g.running.begin(), g.running.end(), pred_r), g.running.end());
+    g.queued.erase(std::remove_if(g.queued.begin(), g.queued.end(), pred_q), g.queued.end());
+  }
+  state_.gang_of_task.erase(static_cast<int>(r.id));
   policy_->Forget(r.ToSchedTask(), state_);
-  policy_->OnGpuChanged(state_, r.gpu);
+  for (int id : gpus) {
+    if (id < 0 || id >= static_cast<int>(state_.gpus.size())) continue;
+    policy_->OnGpuChanged(state_, id);
+    if (id != r.gpu) promote_also_.push_back(id);
+  }
 }
 
 void Daemon::PromoteLocked(int gpu, double now, std::vector<int64_t>& changed) {
-  sched::GpuState& g = state_.gpus[gpu];
-  while (const std::optional<sched::QueuedTask> q = g.StartNextQueued(ToMs(now))) {
-    TaskRecord& r = tasks_.at(q->task_id);
-    r.state = TaskState::kRunning;
-    r.started_s = now;
-    r.pid = 0;
-    changed.push_back(r.id);
+  std::vector<int> gpus{gpu};
+  gpus.insert(gpus.end(), promote_also_.begin(), promote_also_.end());
+  promote_also_.clear();
+  for (int id : gpus) {
+    sched::GpuState& g = state_.gpus[id];
+    while (const std::optional<sched::QueuedTask> q = g.StartNextQueued(ToMs(now))) {
+      TaskRecord& r = tasks_.at(q->task_id);
+      r.state = TaskState::kRunning;
+      r.started_s = now;
+      r.pid = 0;
+      changed.push_back(r.id);
+    }
+    // A k-GPU task heading the queue starts once it heads all its GPUs' queues (sched/gang.h).
+    const int head = g.queued.empty() ? -1 : g.queued.front().task_id;
+    const std::vector<int> started = sched::StartGangIfReady(state_, id, ToMs(now));
+    if (!started.empty()) {
+      TaskRecord& r = tasks_.at(head);
+      r.state = TaskState::kRunning;
+      r.started_s = now;
+      r.pid = 0;
+      changed.push_back(r.id);
+      for (int s : started) policy_->OnGpuChanged(state_, s);
+    }
+    policy_->OnGpuChanged(state_, id);
   }
-  policy_->OnGpuChanged(state_, gpu);
 }
 
 void Daemon::FinishLocked(TaskRecord& r, TaskState s, int exit_code, double now) {
@@ -738,9 +822,25 @@ Result<TaskStore::Inserted> Daemon::Submit(const TaskSpec& submitted) {
   if (spec.runtime.empty()) spec.runtime = options_.default_runtime;
   HASE_RETURN_IF_ERROR(ResolveTeam(spec));
   // Refused at the door, before anything is journalled: what could never be placed.
-  if (spec.gpus != 1) {
-    return Status::Unsupported(fmt::format("gpus: {}: hase places each task on one GPU", spec.gpus), "gpus",
-                               "split the work into single-GPU tasks, or submit through the Kubernetes extender");
+  if (spec.gpus > 1) {  // k GPUs of one type on one node (sched/gang.h)
+    if (policy_->options().gang == sched::GangRule::kRefuse) {
+      return Status::Unsupported(fmt::format("gpus: {}: policy '{}' places each task on one GPU", spec.gpus,
+                                             policy_->name()),
+                                 "gpus", "run hase serve with --policy hase (or eft, min-min, fastest-gpu), or split "
+                                         "the work into single-GPU tasks");
+    }
+    {
+      std::map<std::pair<std::string, int>, int> per_node;
+      int most = 0;
+      for (const sched::Gpu& g : cluster_.gpus) {
+        if (!g.is_mig()) most = std::max(most, ++per_node[{g.node, g.type}]);
+      }
+      if (spec.gpus > most) {
+        return Status::Unsupported(fmt::format("gpus: {}: no node has that many GPUs of one type (at most {})",
+                                               spec.gpus, most),
+                                   "gpus", "ask for at most " + std::to_string(most) + " GPUs; GET /v1/gpus lists them");
+      }
+    }
   }
   {
     TaskRecord probe;

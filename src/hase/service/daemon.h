@@ -448,10 +448,13 @@ class Daemon {
   // the pod got (the device plugin picks the device, not hase), in state and journal.
   void FollowPodDevicesLocked(double now);           // requires mu_ (daemon_external.cc)
   void PromoteLocked(int gpu, double now, std::vector<int64_t>& changed);  // requires mu_
+  std::vector<int> promote_also_;  // GPUs a k-GPU task gave back with its first (RemoveFromGpuLocked)
   void LaunchLocked(const std::vector<int64_t>& ids);                      // requires mu_
   LaunchRequest LaunchRequestLocked(const TaskRecord& r) const;             // requires mu_
   // Launches what LaunchLocked queued, releasing `lock` (on mu_) around Backend::Launch.
   void LaunchPendingLocked(std::unique_lock<std::mutex>& lock);
+  // Takes `r` off its GPU (a k-GPU task: off all of them; PromoteLocked then promotes the
+  // others too, from promote_also_).
   void RemoveFromGpuLocked(const TaskRecord& r);     // requires mu_
   void FinishLocked(TaskRecord& r, TaskState s, int exit_code, double now);  // requires mu_
   // Teaches calibration_ the real run time of succeeded `r` (FinishLocked, Start); logs a

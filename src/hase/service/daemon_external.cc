@@ -286,7 +286,7 @@ void Daemon::FollowPodDevicesLocked(double now) {
   if (seen.empty()) return;
   std::vector<int64_t> changed;
   for (auto& [id, r] : tasks_) {
-    if (r.state != TaskState::kRunning || r.spec.pod.empty() || r.gpu < 0) continue;
+    if (r.state != TaskState::kRunning || r.spec.pod.empty() || r.gpu < 0 || !r.gang.empty()) continue;
     auto it = seen.find(r.spec.pod);
     if (it == seen.end() || std::find(it->second.begin(), it->second.end(), r.gpu) != it->second.end()) continue;
     // The device plugin gave the pod another GPU of the node than the one hase predicted on.

@@ -93,7 +93,9 @@ bool Daemon::ApplyStartLocked(TaskRecord& r, const TaskStart& start) {
     }
     changed = true;
   }
-  if (r.gpu < 0 || start.node.empty() || start.gpu_index < 0 ||
+  // A k-GPU task keeps the GPUs hase recorded: Slurm names one index per line of its GRES
+  // detail, and all k are the node's GPUs of the type either way.
+  if (r.gpu < 0 || !r.gang.empty() || start.node.empty() || start.gpu_index < 0 ||
       (start.node == r.node && start.gpu_index == r.gpu_index)) {
     return changed;
   }

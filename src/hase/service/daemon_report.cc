@@ -170,8 +170,11 @@ std::string Daemon::GpuAndTaskSeriesLocked(double now) const {
   std::string rows[3];
   for (const auto& [id, r] : tasks_) {
     if (r.state != TaskState::kRunning && r.state != TaskState::kBound) continue;
-    const std::string labels = fmt::format("task=\"{}\",model=\"{}\",state=\"{}\",{}", id, esc(r.spec.model),
-                                           TaskStateName(r.state), r.gpu >= 0 ? gpu_labels[r.gpu] : "");
+    std::string labels = fmt::format("task=\"{}\",model=\"{}\",state=\"{}\",{}", id, esc(r.spec.model),
+                                     TaskStateName(r.state), r.gpu >= 0 ? gpu_labels[r.gpu] : "");
+    // A k-GPU task (sched/gang.h): its series name its first GPU and say how many it holds
+    // (each of its GPUs shows it in the per-GPU families).
+    if (r.gang.size() > 1) labels += fmt::format(",gpus=\"{}\"", r.gang.size());
     rows[0] += fmt::format("hase_task_predicted_end_seconds{{{}}} {:.3f}\n", labels, r.predicted_end_s - now);
     if (r.state == TaskState::kRunning) {
       rows[1] += fmt::format("hase_task_elapsed_seconds{{{}}} {:.3f}\n", labels, now - r.started_s);

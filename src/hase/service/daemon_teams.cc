@@ -102,7 +102,7 @@ void Daemon::TeamUsageLocked(sched::FairShare& ended, std::map<int64_t, sched::F
     if (cached.type != type || cached.generation != generation) {
       cached = {type, generation, EquivalentSpeedLocked(r->ToSchedTask(), type)};
     }
-    const double speed = cached.speed;
+    const double speed = cached.speed * std::max(1, r->spec.gpus);  // a k-GPU task holds k GPUs
     if (r->state == TaskState::kRunning) {
       open[r->id] = {team, r->started_s - offset_s, speed};
     } else {

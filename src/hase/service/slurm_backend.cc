@@ -1,5 +1,7 @@
 #include "hase/service/slurm_backend.h"
 
+#include <algorithm>
+
 #include <chrono>
 #include <cstdio>
 #include <set>
@@ -81,7 +83,7 @@ Result<std::vector<std::string>> SlurmBackend::SbatchArgv(const LaunchRequest& q
                                    "--parsable",
                                    "--job-name=" + name,
                                    "--nodelist=" + q.node,
-                                   "--gres=gpu:" + it->second + ":1",
+                                   "--gres=gpu:" + it->second + ":" + std::to_string(std::max(1, q.gpus)),
                                    "--no-requeue"};
   if (!options_.partition.empty()) argv.push_back("--partition=" + options_.partition);
   if (!q.account.empty()) argv.push_back("--account=" + q.account);  // the team's (docs/teams.md)

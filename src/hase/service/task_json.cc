@@ -55,7 +55,7 @@ constexpr FieldSpec kFields[] = {
     {"key", 256},       {"name", 256},         {"model", 4096},     {"batch_size", 0},
     {"input_size", 0},  {"num_batches", 0},    {"samples", 0},      {"priority", 0},
     {"memory_mib", 0},  {"gpus", 0},           {"command", 65536},  {"pod", 512},
-    {"runtime", 64},    {"input_shape", 64},   {"team", 64}};
+    {"runtime", 64},    {"input_shape", 64},   {"team", 64},      {"parallel_efficiency", 0}};
 
 // Unknown keys (a misspelt "num_batchs" used to be ignored: the task ran 1 batch) and
 // over-long strings are refused at the door.
@@ -156,6 +156,15 @@ Result<TaskSpec> TaskSpecFromJson(const json& j) {
   }
   HASE_ASSIGN_OR_RETURN(int64_t gpus, GetInt(j, "gpus", 1));
   s.gpus = static_cast<int>(gpus);
+  if (j.contains("parallel_efficiency") && !j["parallel_efficiency"].is_null()) {
+    if (!j["parallel_efficiency"].is_number()) {
+      return Bad("parallel_efficiency", "must be a number (0.01-1), not " + DescribeJsonValue(j["parallel_efficiency"]));
+    }
+    if (s.gpus == 1) return Bad("parallel_efficiency", "is given but gpus is 1: give \"gpus\": K (K > 1) with it");
+    HASE_RETURN_IF_ERROR(sched::CheckTaskField("parallel_efficiency", j["parallel_efficiency"].get<double>(),
+                                               "task field 'parallel_efficiency'"));
+    s.parallel_efficiency = j["parallel_efficiency"].get<double>();
+  }
   HASE_ASSIGN_OR_RETURN(s.command, GetString(j, "command"));
   HASE_ASSIGN_OR_RETURN(s.pod, GetString(j, "pod"));
   HASE_ASSIGN_OR_RETURN(s.runtime, GetString(j, "runtime"));
@@ -182,6 +191,7 @@ json TaskSpecToJson(const TaskSpec& s) {
               {"memory_mib", s.memory_mib}, {"gpus", s.gpus},    {"command", s.command},
               {"pod", s.pod}, {"runtime", s.runtime.empty() ? json(nullptr) : json(s.runtime)}};
   if (!s.team.empty()) j["team"] = s.team;  // absent without teams: journal rows as before
+  if (s.parallel_efficiency != 1.0) j["parallel_efficiency"] = s.parallel_efficiency;  // likewise
   return j;
 }
 
@@ -211,6 +221,10 @@ json TaskRecordToJson(const TaskRecord& r) {
   if (r.spec.name.empty()) j["name"] = "task-" + std::to_string(r.id);
   j["state"] = TaskStateName(r.state);
   j["gpu"] = r.gpu < 0 ? json(nullptr) : json{{"id", r.gpu}, {"node", r.node}, {"index", r.gpu_index}};
+  if (!r.gang.empty()) {  // a k-GPU task: all its GPUs (sched/gang.h)
+    j["gpu"]["ids"] = r.gang;
+    j["gpu"]["indices"] = r.gang_indices;
+  }
   j["times"] = {{"submitted_s", Or0(r.submitted_s)},
                 {"placed_s", Or0(r.placed_s)},
                 {"started_s", Or0(r.started_s)},

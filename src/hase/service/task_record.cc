@@ -35,6 +35,8 @@ sched::Task TaskRecord::ToSchedTask() const {
   t.memory_mib = spec.memory_mib;
   t.runtime = spec.runtime;
   t.team = spec.team;
+  t.gpus = spec.gpus;
+  t.parallel_efficiency = spec.parallel_efficiency;
   return t;
 }
 

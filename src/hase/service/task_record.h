@@ -47,7 +47,9 @@ struct TaskSpec {
   int64_t num_batches = 1;  // from "samples" as ceil(samples / batch_size) when given
   int priority = 0;
   double memory_mib = 0;    // 0 = derive from the model
-  int gpus = 1;             // GPUs wanted (Kubernetes nvidia.com/gpu); the daemon places 1
+  int gpus = 1;             // GPUs wanted at once (Kubernetes nvidia.com/gpu); k > 1: k GPUs of
+                            // one type on one node, all started together (sched/gang.h)
+  double parallel_efficiency = 1.0;  // gpus > 1: sched::Task::parallel_efficiency
   std::string command;      // shell command the executor runs; "" = run by someone else
   std::string pod;          // "namespace/name" when the task came from the Kubernetes extender
   std::string runtime;      // predict/runtime_profile.h name; "" = the daemon's --runtime
@@ -73,6 +75,10 @@ struct TaskRecord {
   int gpu = -1;                   // Cluster GPU id, -1 when not placed
   std::string node;               // its node, "" when not placed
   int gpu_index = -1;             // its index on the node
+  // A k-GPU task (spec.gpus > 1) once placed: all its GPUs by Cluster id, ascending (gpu is
+  // the first); empty otherwise. Journalled (column `gpus`, schema 2).
+  std::vector<int> gang;
+  std::vector<int> gang_indices;  // their indices on `node`, in the same order
   double submitted_s = 0;
   double placed_s = 0;
   double started_s = 0;

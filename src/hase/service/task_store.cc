@@ -1,5 +1,7 @@
 #include "hase/service/task_store.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -10,7 +12,9 @@
 namespace hase::service {
 namespace {
 
-constexpr int kSchemaVersion = 1;  // bump with a migration; never reuse
+// 1: the first; 2: column `gpus` (a k-GPU task's GPUs, "ID:INDEX,ID:INDEX"; '' = one GPU),
+// added to a version-1 journal by ALTER TABLE when it is opened.
+constexpr int kSchemaVersion = 2;  // bump with a migration; never reuse
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS tasks (
@@ -31,7 +35,8 @@ CREATE TABLE IF NOT EXISTS tasks (
   exit_code INTEGER NOT NULL DEFAULT 0,
   reason TEXT NOT NULL DEFAULT '',
   attempts INTEGER NOT NULL DEFAULT 0,
-  pid INTEGER NOT NULL DEFAULT 0
+  pid INTEGER NOT NULL DEFAULT 0,
+  gpus TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS tasks_state ON tasks(state);
 CREATE TABLE IF NOT EXISTS quarantine (
@@ -45,7 +50,34 @@ CREATE TABLE IF NOT EXISTS quarantine (
 
 constexpr const char* kColumns =
     "id, spec, state, gpu, node, gpu_index, submitted_s, placed_s, started_s, ended_s, "
-    "predicted_start_s, predicted_end_s, predicted_isolated_ms, exit_code, reason, attempts, pid";
+    "predicted_start_s, predicted_end_s, predicted_isolated_ms, exit_code, reason, attempts, pid, gpus";
+
+// TaskRecord::gang and gang_indices as the `gpus` column: "ID:INDEX,ID:INDEX"; "" for none.
+std::string GangText(const TaskRecord& r) {
+  std::string out;
+  for (size_t i = 0; i < r.gang.size(); ++i) {
+    out += (i ? "," : "") + std::to_string(r.gang[i]) + ":" +
+           std::to_string(i < r.gang_indices.size() ? r.gang_indices[i] : -1);
+  }
+  return out;
+}
+
+Status ParseGang(const std::string& text, TaskRecord& r) {
+  r.gang.clear();
+  r.gang_indices.clear();
+  size_t at = 0;
+  while (at < text.size()) {
+    const size_t comma = std::min(text.find(',', at), text.size());
+    int id = 0, index = 0;
+    if (std::sscanf(text.substr(at, comma - at).c_str(), "%d:%d", &id, &index) != 2) {
+      return Status::Parse("task " + std::to_string(r.id) + ": gpus '" + text + "' is not ID:INDEX,...", "task journal");
+    }
+    r.gang.push_back(id);
+    r.gang_indices.push_back(index);
+    at = comma + 1;
+  }
+  return Status::OK();
+}
 
 Status SqlError(sqlite3* db, const std::string& what) {
   return Status::IO(what + ": " + sqlite3_errmsg(db), "task journal",
@@ -107,6 +139,7 @@ Result<TaskRecord> ReadRow(sqlite3_stmt* s) {
   r.reason = Text(s, 14);
   r.attempts = sqlite3_column_int(s, 15);
   r.pid = sqlite3_column_int64(s, 16);
+  HASE_RETURN_IF_ERROR(ParseGang(Text(s, 17), r));
   return r;
 }
 
@@ -137,7 +170,10 @@ Result<std::unique_ptr<TaskStore>> TaskStore::Open(const std::string& dir, TaskS
     Stmt v;
     sqlite3_prepare_v2(db, "PRAGMA user_version;", -1, &v.s, nullptr);
     int version = sqlite3_step(v.s) == SQLITE_ROW ? sqlite3_column_int(v.s, 0) : 0;
-    if (version == 0) {
+    if (version == 1) {  // schema 2 adds `gpus` (CREATE TABLE IF NOT EXISTS kept the old table)
+      HASE_RETURN_IF_ERROR(Exec(db, "BEGIN IMMEDIATE; ALTER TABLE tasks ADD COLUMN gpus TEXT NOT NULL DEFAULT ''; "
+                                    "PRAGMA user_version=2; COMMIT;"));
+    } else if (version == 0) {
       HASE_RETURN_IF_ERROR(Exec(db, ("PRAGMA user_version=" + std::to_string(kSchemaVersion) + ";").c_str()));
     } else if (version != kSchemaVersion) {
       return Status::Unsupported("journal schema version " + std::to_string(version) + " is not " +
@@ -211,7 +247,7 @@ Status TaskStore::Update(std::span<const TaskRecord> records) {
   const char* sql =
       "UPDATE tasks SET state=?2, gpu=?3, node=?4, gpu_index=?5, placed_s=?6, started_s=?7, ended_s=?8, "
       "predicted_start_s=?9, predicted_end_s=?10, predicted_isolated_ms=?11, exit_code=?12, reason=?13, "
-      "attempts=?14, pid=?15 WHERE id=?1;";
+      "attempts=?14, pid=?15, gpus=?16 WHERE id=?1;";
   if (sqlite3_prepare_v2(db_, sql, -1, &up.s, nullptr) != SQLITE_OK) {
     Status st = SqlError(db_, "prepare update");
     (void)Exec(db_, "ROLLBACK;");
@@ -234,6 +270,8 @@ Status TaskStore::Update(std::span<const TaskRecord> records) {
     sqlite3_bind_text(up.s, 13, r.reason.c_str(), -1, SQLITE_TRANSIENT);
     sqlite3_bind_int(up.s, 14, r.attempts);
     sqlite3_bind_int64(up.s, 15, r.pid);
+    const std::string gang = GangText(r);
+    sqlite3_bind_text(up.s, 16, gang.c_str(), -1, SQLITE_TRANSIENT);
     if (sqlite3_step(up.s) != SQLITE_DONE) {
       Status st = SqlError(db_, "update task " + std::to_string(r.id));
       RollbackIfOpen(db_);
@@ -252,7 +290,7 @@ Status TaskStore::Probe() {
   std::lock_guard<std::mutex> lock(mu_);
   if (fail_writes_for_test_) return FullDiskForTest("probe");
   HASE_RETURN_IF_ERROR(Gate());
-  Status st = Exec(db_, "BEGIN IMMEDIATE; PRAGMA user_version = 1; COMMIT;");
+  Status st = Exec(db_, ("BEGIN IMMEDIATE; PRAGMA user_version = " + std::to_string(kSchemaVersion) + "; COMMIT;").c_str());
   if (!st.ok()) RollbackIfOpen(db_);
   return st;
 }

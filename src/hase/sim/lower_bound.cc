@@ -2,16 +2,31 @@
 
 #include <glpk.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <string>
 
+#include "hase/sched/gang.h"
 #include "hase/sched/task.h"
 
 namespace hase::sim {
 namespace {
+
+// Per type: the most whole GPUs of it on one node (a k-GPU task needs k of one type on one
+// node; gang.h).
+std::vector<int> MaxPerNode(const sched::Cluster& cluster) {
+  std::map<std::pair<std::string, int>, int> n;
+  std::vector<int> out(cluster.types.size(), 0);
+  for (const sched::Gpu& g : cluster.gpus) {
+    if (g.is_mig() || !cluster.types[g.type].mig_profile.empty()) continue;
+    out[g.type] = std::max(out[g.type], ++n[{g.node, g.type}]);
+  }
+  return out;
+}
 
 // glp_simplex's return codes in words (GLPK reference manual, "glp_simplex").
 std::string SimplexError(int rc) {
@@ -49,6 +64,7 @@ Result<LowerBound> MakespanLowerBound(const sched::Cluster& cluster,
     const double m = max_tasks[k];
     cap[k] = std::max(1.0, m / (1.0 + kappa * (m - 1.0)));
   }
+  const std::vector<int> per_node = MaxPerNode(cluster);
   LowerBound lb;
   // Merge tasks with identical work vectors: key = (profile key, memory); work adds up.
   // Per group and type: {capacity work (iso × demand), time work (iso)}.
@@ -58,14 +74,26 @@ Result<LowerBound> MakespanLowerBound(const sched::Cluster& cluster,
     double fastest = std::numeric_limits<double>::infinity();
     for (size_t k = 0; k < k_types; ++k) {
       if (memory_mib[t.id] > max_mem[k] + 1e-9) continue;
+      if (t.gpus > 1 && t.gpus > per_node[k]) continue;
       Result<TrueProfile> p = truth.Profile(t, cluster.types[k]);
       if (!p.ok()) continue;
+      if (t.gpus > 1) {
+        // A k-GPU task holds k whole GPUs for its run: all their capacity and all their slots.
+        const double run = sched::GangIsolatedMs(t, p->isolated_ms);
+        w[k] = {t.gpus * run * cap[k], t.gpus * run * max_tasks[k]};
+        fastest = std::min(fastest, run);
+        continue;
+      }
       w[k] = {p->isolated_ms * std::max(p->demand, 1e-3), p->isolated_ms};
       fastest = std::min(fastest, p->isolated_ms);
     }
     if (!std::isfinite(fastest)) continue;
-    lb.longest_task_ms = std::max(lb.longest_task_ms, t.arrival_ms + fastest);
-    auto& acc = groups[{sched::ProfileKey(t), memory_mib[t.id]}];
+    // A split task may run on many GPUs at once: no single-task term (the LP still counts it).
+    if (!t.split) lb.longest_task_ms = std::max(lb.longest_task_ms, t.arrival_ms + fastest);
+    const std::string key = t.gpus > 1 ? fmt::format("{}|gpus{}|e{}", sched::ProfileKey(t), t.gpus,
+                                                     t.parallel_efficiency)
+                                       : sched::ProfileKey(t);
+    auto& acc = groups[{key, memory_mib[t.id]}];
     if (acc.empty()) acc.assign(k_types, {0.0, 0.0});
     for (size_t k = 0; k < k_types; ++k) {
       acc[k] = w[k].first < 0 ? std::make_pair(-1.0, -1.0)
@@ -185,14 +213,16 @@ std::vector<double> FastestIsolatedMs(const sched::Cluster& cluster,
   for (const sched::Gpu& g : cluster.gpus) {
     max_mem[g.type] = std::max(max_mem[g.type], g.memory_mib);
   }
+  const std::vector<int> per_node = MaxPerNode(cluster);
   std::vector<double> out(tasks.size(), 0);
   for (const sched::Task& t : tasks) {
     double fastest = std::numeric_limits<double>::infinity();
     for (size_t k = 0; k < cluster.types.size(); ++k) {
       const double need = static_cast<size_t>(t.id) < memory_mib.size() ? memory_mib[t.id] : 0;
       if (need > max_mem[k] + 1e-9) continue;
+      if (t.gpus > 1 && t.gpus > per_node[k]) continue;
       const Result<TrueProfile> p = truth.Profile(t, cluster.types[k]);
-      if (p.ok()) fastest = std::min(fastest, p->isolated_ms);
+      if (p.ok()) fastest = std::min(fastest, sched::GangIsolatedMs(t, p->isolated_ms));
     }
     if (std::isfinite(fastest) && static_cast<size_t>(t.id) < out.size()) out[t.id] = fastest;
   }

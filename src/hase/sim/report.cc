@@ -274,6 +274,17 @@ std::string Label(const sched::Cluster& cluster, int gpu) {
   return gpu >= 0 ? cluster.GpuLabel(gpu) : std::string();
 }
 
+// Where a task ran: its GPU, or a k-GPU task's GPUs joined by '+' ("a100/0+a100/1").
+std::string RanOn(const sched::Cluster& cluster, const TaskOutcome& o) {
+  if (o.gpus.empty()) return Label(cluster, o.gpu);
+  std::string out;
+  for (size_t i = 0; i < o.gpus.size(); ++i) {  // a split task: "a100/0:120+v100/1:60" (batches)
+    out += (out.empty() ? "" : "+") + cluster.GpuLabel(o.gpus[i]) +
+           (i < o.parts.size() ? ":" + std::to_string(o.parts[i]) : "");
+  }
+  return out;
+}
+
 std::string CoLocated(const std::vector<sched::Task>& tasks, const TaskOutcome& o,
                       const char* sep) {
   std::string out;
@@ -336,7 +347,7 @@ std::string TasksCsv(const sched::Cluster& cluster, const std::vector<sched::Tas
     std::replace(reason.begin(), reason.end(), ',', ';');
     std::replace(reason.begin(), reason.end(), '\n', ' ');
     out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", t.name, t.model,
-                       t.batch_size, t.num_batches, Label(cluster, o.gpu),
+                       t.batch_size, t.num_batches, RanOn(cluster, o),
                        o.gpu >= 0 ? cluster.types[cluster.gpus[o.gpu].type].name : "",
                        R(o.arrival_ms / 1000), o.rejected ? 0 : R(o.start_ms / 1000),
                        o.rejected ? 0 : R(o.end_ms / 1000), o.backfilled ? 1 : 0,
@@ -365,7 +376,7 @@ std::string PlanTable(const sched::Cluster& cluster, const std::vector<sched::Ta
     auto s = [](double ms) { return ms < 0 ? std::string("-") : fmt::format("{:.1f}", ms / 1000); };
     out += fmt::format("{:<8}{:<32}{:<16}{:>9.1f}{:>10}{:>10}{:>10}{:>10}  {}\n", t.name,
                        fmt::format("{} b{} ×{}", t.model, t.batch_size, t.num_batches),
-                       o->rejected ? "-" : cluster.GpuLabel(o->gpu), o->arrival_ms / 1000,
+                       o->rejected ? "-" : RanOn(cluster, *o), o->arrival_ms / 1000,
                        s(o->predicted_start_ms), s(o->predicted_end_ms),
                        o->rejected ? "-" : s(o->start_ms), o->rejected ? "-" : s(o->end_ms),
                        Why(cluster, tasks, *o));
@@ -403,6 +414,11 @@ std::string PlanJson(const sched::Cluster& cluster, const std::vector<sched::Tas
     if (!t.team.empty()) e["team"] = t.team;
     if (!o->preempted.empty()) e["preempted"] = o->preempted;  // why, where, after which batch
     e["gpu"] = gpu(o->gpu);
+    if (!o->gpus.empty()) {  // a k-GPU task: all its GPUs
+      e["gpus"] = nlohmann::ordered_json::array();
+      for (int g : o->gpus) e["gpus"].push_back(cluster.GpuLabel(g));
+      if (!o->parts.empty()) e["parts"] = o->parts;  // a split task: batches per GPU
+    }
     e["gpu_type"] = o->gpu >= 0 ? nlohmann::ordered_json(cluster.types[cluster.gpus[o->gpu].type].name)
                                 : nlohmann::ordered_json(nullptr);
     e["decided_s"] = s(o->decided_ms);
@@ -441,6 +457,9 @@ std::string GanttSvg(const sched::Cluster& cluster, const std::vector<sched::Tas
   std::vector<std::vector<const TaskOutcome*>> by_gpu(n);
   for (const TaskOutcome& o : result.tasks) {
     if (!o.rejected && o.gpu >= 0) by_gpu[o.gpu].push_back(&o);
+    for (int h : o.gpus) {  // a k-GPU or split task: a bar on each of its GPUs
+      if (!o.rejected && h != o.gpu) by_gpu[h].push_back(&o);
+    }
   }
   const double height = top + n * (row_h + gap) + 72;
   std::string svg = fmt::format(

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "hase/base/check.h"
+#include "hase/sched/gang.h"
 #include "hase/sched/team_reclaim.h"
 #include "hase/sched/wait_memo.h"
 #include "hase/sim/team_run.h"
@@ -49,6 +50,7 @@ struct Run {  // truth state of one running task
   double last_ms = 0;
   double started_ms = 0;     // its last start (a resumed task: the resume)
   uint64_t version = 0;
+  std::vector<int> gang;     // a k-GPU task: its other GPUs (truth runs on `gpu`, the first)
 };
 
 class Sim {
@@ -110,6 +112,22 @@ class Sim {
   void StartQueued(int gpu);
   void Reject(int task, const std::string& why);
   void Progress();
+  // A k-GPU task (gang.h) started on all its GPUs: truth on the first, the others held.
+  void StartGangTruth(int task, const std::vector<int>& gpus);
+  // Central queue: k-GPU tasks waiting in it (Policy::PassSettled's gang_waiting).
+  bool GangWaiting() const { return gangs_queued_ > 0; }
+  void Enqueue(int task) {
+    if (queue_.insert(task).second && tasks_[task].gpus > 1) ++gangs_queued_;
+  }
+  using QueueIt = std::set<int, QueueOrder>::iterator;
+  QueueIt Dequeue(QueueIt it) {
+    if (tasks_[*it].gpus > 1) --gangs_queued_;
+    return queue_.erase(it);
+  }
+  void Dequeue(int task) {
+    auto it = queue_.find(task);
+    if (it != queue_.end()) Dequeue(it);
+  }
 
   const sched::Cluster& cluster_;
   std::vector<Task> tasks_;  // a copy: a preempted task resumes with fewer num_batches
@@ -126,6 +144,8 @@ class Sim {
   std::unordered_map<int, CycleState> cycles_;  // per waiting task (Pass)
   sched::WaitMemo memo_{policy_};                // incremental passes (wait_memo.h)
   std::set<int, QueueOrder> queue_{QueueOrder{&tasks_, &key_}};
+  int gangs_queued_ = 0;  // tasks with gpus > 1 in queue_
+  std::unordered_map<int, std::vector<int64_t>> split_parts_;  // split tasks bound, not started: batches per GPU
   SimResult result_;
   size_t finished_ = 0;
   int last_percent_ = -1;
@@ -201,6 +221,16 @@ void Sim::Reprice(int gpu) {
     rt.remaining_ms = r.pred_iso * left;
     rt.as_of_ms = now;
     rt.progress_rate = r.iso_true > 0 ? (r.pred_iso / r.iso_true) / r.slowdown : 0;
+    // A k-GPU or split task: its other GPUs are held as long (gang.h); they see the same.
+    for (int h : r.gang) {
+      for (sched::RunningTask& x : state_.gpus[h].running) {
+        if (x.task_id != rt.task_id) continue;
+        x.remaining_ms = rt.remaining_ms;
+        x.as_of_ms = rt.as_of_ms;
+        x.progress_rate = rt.progress_rate;
+      }
+      policy_.OnGpuChanged(state_, h);
+    }
   }
 }
 
@@ -211,7 +241,7 @@ void Sim::StartTruth(int task, int gpu) {
   r.gpu = gpu;
   // A truth model without an entry falls back to the policy's own prediction (reported as
   // "no truth" would hide the task); the table truth documents this.
-  r.iso_true = p.ok() ? p->isolated_ms : 0;
+  r.iso_true = p.ok() ? sched::GangIsolatedMs(tasks_[task], p->isolated_ms) : 0;
   r.demand_true = p.ok() ? p->demand : 1.0;
   for (const sched::RunningTask& rt : state_.gpus[gpu].running) {
     if (rt.task_id == task) {
@@ -243,8 +273,55 @@ void Sim::StartTruth(int task, int gpu) {
   }
 }
 
+void Sim::StartGangTruth(int task, const std::vector<int>& gpus) {
+  StartTruth(task, gpus.front());
+  Run& r = runs_[task];
+  if (auto sp = split_parts_.find(task); sp != split_parts_.end()) {
+    // A split task: its parts run alone, each at the truth's speed of its GPU's type; it ends
+    // with its slowest part (truth), holding every GPU until then.
+    const double nb = static_cast<double>(std::max<int64_t>(1, tasks_[task].num_batches));
+    double iso = 0;
+    for (size_t i = 0; i < gpus.size() && i < sp->second.size(); ++i) {
+      const sched::GpuType& type = cluster_.types[cluster_.gpus[gpus[i]].type];
+      Result<TrueProfile> p = truth_.Profile(tasks_[task], type);
+      const double per = p.ok() ? p->isolated_ms / nb : r.pred_iso / nb;
+      iso = std::max(iso, per * static_cast<double>(sp->second[i]));
+    }
+    r.iso_true = iso;
+    r.remaining_true = iso;
+    result_.tasks[task].parts = sp->second;
+    split_parts_.erase(sp);
+  }
+  r.gang.assign(gpus.begin() + 1, gpus.end());
+  for (int h : r.gang) {
+    if (busy_since_[h] < 0) busy_since_[h] = state_.now_ms;
+  }
+  result_.tasks[task].gpus = gpus;
+  Reprice(gpus.front());
+  for (int h : gpus) {
+    policy_.OnGpuChanged(state_, h);
+    MarkChanged(h);
+  }
+}
+
 void Sim::AfterBind(int task, int gpu, double) {
   const GpuState& g = state_.gpus[gpu];
+  if (tasks_[task].gpus > 1 || split_parts_.count(task)) {  // on all its GPUs, or queued on them
+    for (const sched::RunningTask& rt : g.running) {
+      if (rt.task_id != task) continue;
+      std::vector<int> gpus{gpu};
+      for (size_t h = 0; h < state_.gpus.size(); ++h) {
+        if (static_cast<int>(h) == gpu) continue;
+        for (const sched::RunningTask& x : state_.gpus[h].running) {
+          if (x.task_id == task) gpus.push_back(static_cast<int>(h));
+        }
+      }
+      std::sort(gpus.begin(), gpus.end());
+      StartGangTruth(task, gpus);
+      return;
+    }
+    return;
+  }
   for (const sched::RunningTask& rt : g.running) {
     if (rt.task_id == task) {
       StartTruth(task, gpu);
@@ -264,13 +341,17 @@ void Sim::StartQueued(int gpu) {
     started = true;
   }
   if (started) Reprice(gpu);
+  // A k-GPU task heading the queue starts when it heads all its GPUs' queues and they are free.
+  const int head = g.queued.empty() ? -1 : g.queued.front().task_id;
+  const std::vector<int> gang = sched::StartGangIfReady(state_, gpu, state_.now_ms);
+  if (!gang.empty()) StartGangTruth(head, gang);
 }
 
 Status Sim::Arrive(int task) {
   const Task& t = tasks_[task];
   key_[task] = policy_.QueueKey(t, cluster_);
   if (!policy_.options().dispatch_on_arrival || (teams_ && teams_->Held(task))) {
-    queue_.insert(task);
+    Enqueue(task);
     return Status::OK();
   }
   CycleState cycle;
@@ -285,14 +366,16 @@ Status Sim::Arrive(int task) {
       Reject(task, d->reason);
       break;
     case Decision::Kind::kWait:
-      queue_.insert(task);
+      Enqueue(task);
       break;
     case Decision::Kind::kBind: {
       RecordPlan(task, *d);
       policy_.Commit(t, *d, cycle, state_);
       if (teams_) teams_->Bound(task);
+      if (!d->parts.empty()) split_parts_[task] = d->parts;
       AfterBind(task, d->gpu, d->end_ms);
       MarkChanged(d->gpu);
+      for (int h : d->gpus) MarkChanged(h);
       break;
     }
   }
@@ -336,9 +419,24 @@ void Sim::Complete(int task) {
   }
   if (teams_) teams_->Stopped(task, state_.now_ms);
   Reprice(gpu);
+  const std::vector<int> helpers = std::move(r.gang);
+  r.gang.clear();
+  for (int h : helpers) {  // a k-GPU task gives back its other GPUs too
+    auto& hr = state_.gpus[h].running;
+    hr.erase(std::find_if(hr.begin(), hr.end(), [&](const sched::RunningTask& x) { return x.task_id == task; }));
+    if (on_gpu_[h].empty() && busy_since_[h] >= 0) {
+      result_.gpu_busy_ms[h] += state_.now_ms - busy_since_[h];
+      busy_since_[h] = -1;
+    }
+  }
   StartQueued(gpu);
   policy_.OnGpuChanged(state_, gpu);
   MarkChanged(gpu);
+  for (int h : helpers) {
+    StartQueued(h);
+    policy_.OnGpuChanged(state_, h);
+    MarkChanged(h);
+  }
   ++finished_;
   Progress();
 }
@@ -360,6 +458,9 @@ Result<bool> Sim::Apply(int task, const Result<Decision>& d, CycleState& cycle) 
       const bool had = state_.ReservedGpuOf(task) >= 0;
       policy_.Commit(t, *d, cycle, state_);
       const int now_held = state_.ReservedGpuOf(task);
+      if (t.gpus > 1) {  // a k-GPU task's reservation covers all its GPUs
+        for (int h : d->gpus) MarkChanged(h);
+      }
       if (!had && now_held >= 0) {
         reservation_index_[task] = static_cast<int>(result_.reservations.size());
         result_.reservations.push_back({task, now_held, state_.now_ms,
@@ -381,8 +482,10 @@ Result<bool> Sim::Apply(int task, const Result<Decision>& d, CycleState& cycle) 
       o.backfilled = backfill;
       if (backfill) ++result_.backfills;
       if (teams_) teams_->Bound(task);
+      if (!d->parts.empty()) split_parts_[task] = d->parts;
       AfterBind(task, d->gpu, d->end_ms);
       MarkChanged(d->gpu);
+      for (int h : d->gpus) MarkChanged(h);
       if (held >= 0 && held != d->gpu) MarkChanged(held);  // its reservation is released
       return true;
     }
@@ -401,7 +504,7 @@ Status Sim::Pass() {
        ++scanned) {
     // Nothing can start anywhere and no reservation can be made: every remaining decision of
     // this pass would be a wait that changes nothing (Policy::PassSettled).
-    if (policy_.PassSettled(state_)) break;
+    if (policy_.PassSettled(state_, GangWaiting())) break;
     const int task = *it;
     CycleState& cycle = cycles_[task];  // kept while the task waits: PreFilter runs once
     std::optional<Decision> kept = Kept(task, cycle);
@@ -410,7 +513,7 @@ Status Sim::Pass() {
     HASE_ASSIGN_OR_RETURN(const bool left, Apply(task, d, cycle));
     Remember(task, d, reused);
     if (left) cycles_.erase(task);
-    it = left ? queue_.erase(it) : std::next(it);
+    it = left ? Dequeue(it) : std::next(it);
   }
   return Status::OK();
 }
@@ -429,7 +532,7 @@ Status Sim::BatchPass() {
   std::vector<CycleState> cycle(n);
   std::vector<char> fresh(n, 0), done(n, 0);
   for (size_t left = n; left > 0; --left) {
-    if (policy_.PassSettled(state_)) break;
+    if (policy_.PassSettled(state_, GangWaiting())) break;
     for (size_t i = 0; i < n; ++i) {
       if (!done[i] && !fresh[i]) {
         decision[i] = Decide(tasks_[batch[i]], cycle[i]);
@@ -455,12 +558,14 @@ Status Sim::BatchPass() {
     }
     if (pick == n) break;  // only waits without a GPU ("no GPU can take it now")
     const int changed = decision[pick].ok() ? decision[pick]->gpu : -1;
+    // A k-GPU task's commit touches all its GPUs: every choice is decided again.
+    const bool gang = decision[pick].ok() && !decision[pick]->gpus.empty();
     HASE_ASSIGN_OR_RETURN(const bool left_queue, Apply(batch[pick], decision[pick], cycle[pick]));
-    if (left_queue) queue_.erase(batch[pick]);
+    if (left_queue) Dequeue(batch[pick]);
     done[pick] = 1;
     // Only the GPU the commit touched got later: choices elsewhere stand.
     for (size_t i = 0; i < n; ++i) {
-      if (!done[i] && (!decision[i].ok() || decision[i]->gpu == changed ||
+      if (!done[i] && (gang || !decision[i].ok() || decision[i]->gpu == changed ||
                        decision[i]->claim_gpu == changed)) {
         fresh[i] = 0;
       }
@@ -482,7 +587,7 @@ Status Sim::TeamPass() {
   }
   int scanned = 0;
   for (int task; scanned < policy_.options().max_queue_scan && (task = teams_->Next()) >= 0; ++scanned) {
-    if (policy_.PassSettled(state_)) break;
+    if (policy_.PassSettled(state_, GangWaiting())) break;
     CycleState& cycle = cycles_[task];
     std::optional<Decision> kept = Kept(task, cycle);
     const bool reused = kept.has_value();
@@ -491,7 +596,7 @@ Status Sim::TeamPass() {
     Remember(task, d, reused);
     if (left) {
       cycles_.erase(task);
-      queue_.erase(task);
+      Dequeue(task);
     }
   }
   return Status::OK();
@@ -503,7 +608,7 @@ void Sim::MaybePreempt() {
   std::vector<sched::PreemptRunning> running;
   for (size_t g = 0; g < on_gpu_.size(); ++g) {
     for (int id : on_gpu_[g]) {
-      if (preempting_.count(id)) continue;
+      if (preempting_.count(id) || tasks_[id].gpus > 1) continue;  // k-GPU tasks are not preempted
       const Run& r = runs_[id];
       // Only a task with a batch left after the one in flight can give its GPU back early.
       const double per = r.iso_true / static_cast<double>(tasks_[id].num_batches);
@@ -528,7 +633,7 @@ void Sim::MaybePreempt() {
   constexpr int kMaxClaimants = 16;  // waiting tasks looked at per instant (queue head first)
   int looked = 0;
   for (int w; looked < kMaxClaimants && !running.empty() && (w = teams_->Next()) >= 0; ++looked) {
-    if (claimed_.count(w)) continue;
+    if (claimed_.count(w) || tasks_[w].gpus > 1) continue;
     // Only GPUs that could host it: the policy's own profile of it there.
     std::vector<sched::PreemptRunning> fit;
     for (const sched::PreemptRunning& v : running) {
@@ -594,7 +699,7 @@ void Sim::Preempt(int task) {
   MarkChanged(gpu);
   key_[task] = policy_.QueueKey(tasks_[task], cluster_);
   cycles_.erase(task);
-  queue_.insert(task);
+  Enqueue(task);
 }
 
 Result<SimResult> Sim::Go() {
@@ -637,6 +742,7 @@ Result<SimResult> Sim::Go() {
       if (events_.empty()) {
         for (int task : queue_) Reject(task, "no GPU could take it (nothing left running)");
         queue_.clear();
+        gangs_queued_ = 0;
         break;
       }
       continue;

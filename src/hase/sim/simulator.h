@@ -49,7 +49,9 @@ struct SimOptions {
 
 struct TaskOutcome {
   int task_id = 0;
-  int gpu = -1;             // where it ran; -1 when rejected
+  int gpu = -1;             // where it ran; -1 when rejected (a k-GPU task: the first)
+  std::vector<int> gpus;    // a k-GPU task (Task::gpus > 1): all its GPUs, ascending; else empty
+  std::vector<int64_t> parts;  // a split task (Task::split): batches run on each of `gpus`
   double arrival_ms = 0;
   double start_ms = -1;
   double end_ms = -1;

@@ -1,5 +1,6 @@
 #include "hase/sim/team_run.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace hase::sim {
@@ -30,7 +31,8 @@ int TeamRun::Next() {
 void TeamRun::Bound(int task) { ledger_.Hold(team_of_[task]); }
 
 void TeamRun::Started(int task, const sched::Task& t, int type, double now_ms) {
-  open_[task] = {true, now_ms / 1000.0, speed_ ? speed_(t, type) : 1.0};
+  // A k-GPU task (Task::gpus) holds k GPUs: it is charged k GPU-seconds per second.
+  open_[task] = {true, now_ms / 1000.0, (speed_ ? speed_(t, type) : 1.0) * std::max(1, t.gpus)};
 }
 
 void TeamRun::Stopped(int task, double now_ms) {
