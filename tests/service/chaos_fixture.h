@@ -68,6 +68,7 @@ class Supervisor {
  public:
   Supervisor(std::string dir, std::string serve_args)
       : dir_(std::move(dir)), state_(dir_ + "/state"), args_(std::move(serve_args)) {}
+  ~Supervisor() { KillAll(); }  // also when an assertion ends the test early
 
   // Reaps dead daemons and starts new ones until two are alive.
   void Supervise() {

@@ -126,6 +126,29 @@ std::string SlurmBackend::JobScript(const std::string& name, const std::string& 
          "hase_rc=$?; echo $hase_rc > " + d + ".exit; exit $hase_rc\n";
 }
 
+std::optional<TaskEnd> SlurmBackend::EndedBehindSlurmsBack(int64_t job_id, const std::string& name) {
+  if (options_.output_dir.empty()) return std::nullopt;
+  const std::string exit_file = options_.output_dir + "/" + name + ".exit";
+  std::error_code ec;
+  const auto mtime = std::filesystem::last_write_time(exit_file, ec);
+  if (ec) return std::nullopt;
+  const double age_s =
+      std::chrono::duration<double>(std::filesystem::file_time_type::clock::now() - mtime).count();
+  if (age_s < kGhostGraceS) return std::nullopt;  // it just ended: Slurm says so at the next poll
+  std::ifstream f(exit_file);
+  int code = 0;
+  if (!(f >> code)) return std::nullopt;
+  const double ended_s = Now() - age_s;
+  std::fprintf(stderr,
+               "hase serve: slurm: job %ld (%s) ended %.0f s ago (exit code %d, its .exit marker) but slurmctld still "
+               "lists it running (a restart lost its end); taking that end and cancelling the stale record\n",
+               static_cast<long>(job_id), name.c_str(), age_s, code);
+  Scancel(std::to_string(job_id), name);  // frees the GPU slurmctld still holds for it
+  TaskEnd e{TaskEnd::Kind::kExited, code, "", ended_s};
+  if (code != 0) e.reason = "Slurm job " + std::to_string(job_id) + " ended with exit code " + std::to_string(code);
+  return e;
+}
+
 TaskEnd SlurmBackend::Vanished(int64_t job_id, const std::string& name) const {
   const std::string why = "Slurm job " + std::to_string(job_id) + " (" + name + ") vanished from slurmctld";
   if (options_.output_dir.empty()) return TaskEnd{TaskEnd::Kind::kExited, -1, why, Now()};
@@ -448,6 +471,7 @@ void SlurmBackend::PollJobs() {
         }
       }
       end = EndOf(w.job, state);
+      if (!end) end = EndedBehindSlurmsBack(w.job, name);
     } else {
       Result<std::string> j = ShowJob(w.job);
       std::map<std::string, std::string> kv;

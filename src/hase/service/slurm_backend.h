@@ -118,6 +118,12 @@ class SlurmBackend final : public Backend {
   // markers (JobScript): never started → kLost (re-queued), ended → its recorded exit code,
   // started without a recorded end (or no output directory) → failed.
   TaskEnd Vanished(int64_t job_id, const std::string& name) const;
+  // A job slurmctld still lists as running whose script wrote its exit code (JobScript) more
+  // than kGhostGraceS ago: a slurmctld restart lost its end and would hold its GPU for good.
+  // Returns that end (exit code and time from the marker) and scancels the stale record;
+  // nullopt otherwise or without an output directory.
+  std::optional<TaskEnd> EndedBehindSlurmsBack(int64_t job_id, const std::string& name);
+  static constexpr double kGhostGraceS = 10;
   // One sbatch for `request`: the job id, 0 when slurmctld was unreachable or silent (the
   // launch is then unconfirmed_), or sbatch's error.
   Result<int64_t> Submit(const LaunchRequest& request);
