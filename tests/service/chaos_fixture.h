@@ -91,10 +91,16 @@ class Supervisor {
     const int port = colon == std::string::npos ? 0 : std::atoi(h->listen.c_str() + colon + 1);
     return {static_cast<int>(h->pid), port};
   }
+  // Called about once a second while Wait supervises (an operator's routine).
+  void SetChore(std::function<void()> chore) { chore_ = std::move(chore); }
   // Supervises for `s` seconds.
   void Wait(double s) {
     for (double t0 = Mono(); Mono() - t0 < s;) {
       Supervise();
+      if (chore_ && Mono() - last_chore_ >= 1) {
+        last_chore_ = Mono();
+        chore_();
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   }
@@ -121,6 +127,8 @@ class Supervisor {
   const std::string dir_, state_, args_;
   std::vector<int> daemons_;
   int started_ = 0;
+  std::function<void()> chore_;
+  double last_chore_ = 0;
 };
 
 // The client's view of what it was told.

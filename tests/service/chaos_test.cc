@@ -10,6 +10,8 @@
 // HASE_CHAOS_SEED, HASE_CHAOS_INTERVAL_S). The same against Slurm: chaos_slurm_test.cc.
 #include <sys/mount.h>
 
+#include <algorithm>
+
 #include "../telemetry/fake_dcgm_exporter.h"
 #include "chaos_fixture.h"
 #include "service_fixture.h"
@@ -89,7 +91,9 @@ TEST(Chaos, EveryAcknowledgedTaskRunsOnceUnderRandomFaults) {
   std::vector<Outage> outages;
   for (int i = 0; i < faults_wanted; ++i) {
     sup.Wait(interval_s);
-    const std::string kind = kinds[rng() % kinds.size()];
+    // Each kind once first (in a random order), so the short form covers them all.
+    if (i == 0) std::shuffle(kinds.begin(), kinds.end(), rng);
+    const std::string kind = i < static_cast<int>(kinds.size()) ? kinds[i] : kinds[rng() % kinds.size()];
     if (kind == "kill -9 hase" || kind == "handover") {
       const int pid = sup.Active().first;
       if (pid == 0) continue;

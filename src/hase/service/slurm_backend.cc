@@ -442,6 +442,16 @@ void SlurmBackend::PollJobs() {
   }
   std::map<int64_t, const SlurmJob*> by_id;
   for (const SlurmJob& j : *listed) by_id[j.id] = &j;
+  // Stale records of this hase's jobs that no task follows any more (its end was seen before
+  // a slurmctld restart lost it): running in slurmctld's view, holding a GPU, long ended.
+  {
+    std::set<int64_t> followed;
+    for (const auto& [key, w] : watched) followed.insert(w.job);
+    for (const SlurmJob& j : *listed) {
+      if (followed.count(j.id) || j.name.rfind(options_.job_prefix + "-", 0) != 0) continue;
+      if (j.state == "RUNNING" || j.state == "COMPLETING") (void)EndedBehindSlurmsBack(j.id, j.name);
+    }
+  }
   struct Ended {
     int64_t task;
     int attempt;
