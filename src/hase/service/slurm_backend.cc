@@ -342,6 +342,12 @@ void SlurmBackend::Cancel(int64_t task_id, int attempt) {
   Scancel(arg, "task " + std::to_string(task_id));
 }
 
+bool SlurmBackend::StartedAnyway(int64_t task_id, int attempt) const {
+  if (options_.output_dir.empty()) return false;
+  std::error_code ec;
+  return std::filesystem::exists(options_.output_dir + "/" + JobName(task_id, attempt) + ".ran", ec);
+}
+
 void SlurmBackend::Scancel(const std::string& arg, const std::string& what) {
   Result<ArgvResult> r = RunArgv({Cmd("scancel"), arg}, options_.command_timeout_s);
   if (r.ok() && r->exit_code == 0) return;
@@ -449,7 +455,15 @@ void SlurmBackend::PollJobs() {
     for (const auto& [key, w] : watched) followed.insert(w.job);
     for (const SlurmJob& j : *listed) {
       if (followed.count(j.id) || j.name.rfind(options_.job_prefix + "-", 0) != 0) continue;
-      if (j.state == "RUNNING" || j.state == "COMPLETING") (void)EndedBehindSlurmsBack(j.id, j.name);
+      if (j.state != "RUNNING" && j.state != "COMPLETING") continue;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (swept_.count(j.id)) continue;  // cancelled once; slurmctld may take a while
+      }
+      if (EndedBehindSlurmsBack(j.id, j.name)) {
+        std::lock_guard<std::mutex> lock(mu_);
+        swept_.insert(j.id);
+      }
     }
   }
   struct Ended {

@@ -88,6 +88,8 @@ class SlurmBackend final : public Backend {
   std::vector<Result<Recovered>> Recover(const std::vector<LaunchRequest>& requests,
                                          const std::vector<int64_t>& handles) override;
   void Cancel(int64_t task_id, int attempt) override;
+  // Its run-once marker (JobScript) exists: the job started (false without an output directory).
+  bool StartedAnyway(int64_t task_id, int attempt) const override;
   // "gpu:<gres type>:1", "" when the node has no such GPU.
   std::string NativeResource(const std::string& node, const std::string& gpu_type) const override;
 
@@ -150,6 +152,7 @@ class SlurmBackend final : public Backend {
   // next poll that reaches Slurm. Guarded by mu_.
   std::map<std::pair<int64_t, int>, LaunchRequest> unconfirmed_;
   std::set<std::string> cancel_retry_;                   // guarded by mu_: scancel args to retry
+  std::set<int64_t> swept_;                              // guarded by mu_: stale records scancel'ed
   std::map<std::string, NodeCondition> node_condition_;  // guarded by mu_: last reported
   bool stop_ = false;                                // guarded by mu_
   std::thread thread_;
