@@ -448,23 +448,42 @@ void SlurmBackend::PollJobs() {
   }
   std::map<int64_t, const SlurmJob*> by_id;
   for (const SlurmJob& j : *listed) by_id[j.id] = &j;
-  // Stale records of this hase's jobs that no task follows any more (its end was seen before
-  // a slurmctld restart lost it): running in slurmctld's view, holding a GPU, long ended.
+  // Jobs of this hase (by name prefix) that no task follows: a slurmctld restart that lost its
+  // last seconds of state may bring back a job hase cancelled or replaced (it then runs the
+  // command again), or keep listing a job whose end it lost (holding its GPU). Cancelled when
+  // seen unfollowed at two polls in a row (a job sbatch just created is followed within
+  // milliseconds), once each.
   {
     std::set<int64_t> followed;
     for (const auto& [key, w] : watched) followed.insert(w.job);
+    std::set<std::string> unconfirmed_names;
+    for (const auto& [key, q] : unconfirmed) unconfirmed_names.insert(JobName(key.first, key.second));
+    std::set<int64_t> unwanted;
     for (const SlurmJob& j : *listed) {
-      if (followed.count(j.id) || j.name.rfind(options_.job_prefix + "-", 0) != 0) continue;
-      if (j.state != "RUNNING" && j.state != "COMPLETING") continue;
+      if (followed.count(j.id) || unconfirmed_names.count(j.name) || j.name.rfind(options_.job_prefix + "-", 0) != 0) {
+        continue;
+      }
+      if (j.state != "PENDING" && j.state != "RUNNING" && j.state != "CONFIGURING" && j.state != "COMPLETING" &&
+          j.state != "SUSPENDED" && j.state != "REQUEUED") {
+        continue;
+      }
+      unwanted.insert(j.id);
+      bool cancel = false;
       {
         std::lock_guard<std::mutex> lock(mu_);
-        if (swept_.count(j.id)) continue;  // cancelled once; slurmctld may take a while
+        bool now_followed = false;
+        for (const auto& [key, w] : jobs_) now_followed = now_followed || w.job == j.id;
+        cancel = !now_followed && unwanted_before_.count(j.id) && swept_.insert(j.id).second;
       }
-      if (EndedBehindSlurmsBack(j.id, j.name)) {
-        std::lock_guard<std::mutex> lock(mu_);
-        swept_.insert(j.id);
-      }
+      if (!cancel) continue;
+      std::fprintf(stderr,
+                   "hase serve: slurm: job %ld (%s, %s) is not one hase follows (a slurmctld restart lost the end or "
+                   "cancel hase saw): cancelling it\n",
+                   static_cast<long>(j.id), j.name.c_str(), j.state.c_str());
+      Scancel(std::to_string(j.id), j.name);
     }
+    std::lock_guard<std::mutex> lock(mu_);
+    unwanted_before_ = std::move(unwanted);
   }
   struct Ended {
     int64_t task;
