@@ -458,7 +458,7 @@ void SlurmBackend::PollJobs() {
     for (const auto& [key, w] : watched) followed.insert(w.job);
     std::set<std::string> unconfirmed_names;
     for (const auto& [key, q] : unconfirmed) unconfirmed_names.insert(JobName(key.first, key.second));
-    std::set<int64_t> unwanted;
+    std::set<std::pair<int64_t, std::string>> unwanted;  // (id, name): ids are reused
     for (const SlurmJob& j : *listed) {
       if (followed.count(j.id) || unconfirmed_names.count(j.name) || j.name.rfind(options_.job_prefix + "-", 0) != 0) {
         continue;
@@ -467,13 +467,13 @@ void SlurmBackend::PollJobs() {
           j.state != "SUSPENDED" && j.state != "REQUEUED") {
         continue;
       }
-      unwanted.insert(j.id);
+      unwanted.insert({j.id, j.name});
       bool cancel = false;
       {
         std::lock_guard<std::mutex> lock(mu_);
         bool now_followed = false;
         for (const auto& [key, w] : jobs_) now_followed = now_followed || w.job == j.id;
-        cancel = !now_followed && unwanted_before_.count(j.id) && swept_.insert(j.id).second;
+        cancel = !now_followed && unwanted_before_.count({j.id, j.name}) && swept_.insert({j.id, j.name}).second;
       }
       if (!cancel) continue;
       std::fprintf(stderr,

@@ -152,8 +152,8 @@ class SlurmBackend final : public Backend {
   // next poll that reaches Slurm. Guarded by mu_.
   std::map<std::pair<int64_t, int>, LaunchRequest> unconfirmed_;
   std::set<std::string> cancel_retry_;                   // guarded by mu_: scancel args to retry
-  std::set<int64_t> swept_;                              // guarded by mu_: unfollowed jobs scancel'ed
-  std::set<int64_t> unwanted_before_;                    // guarded by mu_: unfollowed at the last poll
+  // Guarded by mu_: unfollowed jobs (id, name) scancel'ed, and those seen at the last poll.
+  std::set<std::pair<int64_t, std::string>> swept_, unwanted_before_;
   std::map<std::string, NodeCondition> node_condition_;  // guarded by mu_: last reported
   bool stop_ = false;                                // guarded by mu_
   std::thread thread_;
