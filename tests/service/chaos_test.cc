@@ -1,115 +1,61 @@
 // Issue #26 item 3: chaos. `hase serve --executor --standby` ×2 on one --state (a supervisor
 // keeps two alive, as systemd's Restart=always would) under a stream of submits and cancels
 // from a client that retries what was not acknowledged, while random faults hit: kill -9 of
-// the active daemon, a clean handover to the standby (SIGTERM), kill -9 of a running task, and
-// (as root, the state on a tmpfs) a full disk for 2 s. At the end every acknowledged task must
-// have run exactly once (or been cancelled, or failed by a fault that hit it) and prints
+// the active daemon, a clean handover to the standby (SIGTERM), kill -9 of a running task, its
+// dcgm-exporter (--dcgm) down for 3 s, and (as root, the state on a tmpfs) a full disk for 2 s.
+// At the end every acknowledged task must have run exactly once (or been cancelled, or failed
+// by a fault that hit it) and prints
 //   chaos: faults=…, tasks acknowledged=…, lost=…, duplicated=…, stuck=…
 // Short form by default (ctest, CI); the long form: tools/chaos.sh (HASE_CHAOS_FAULTS,
-// HASE_CHAOS_SEED, HASE_CHAOS_INTERVAL_S).
-#include <signal.h>
+// HASE_CHAOS_SEED, HASE_CHAOS_INTERVAL_S). The same against Slurm: chaos_slurm_test.cc.
 #include <sys/mount.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <atomic>
-#include <chrono>
-#include <filesystem>
-#include <fstream>
-#include <map>
-#include <mutex>
-#include <random>
-#include <set>
-#include <thread>
+#include <algorithm>
 
-#include <gtest/gtest.h>
-#include <httplib.h>
-#include <nlohmann/json.hpp>
-
-#include "../telemetry/fixture.h"
-#include "hase/service/instance_lock.h"
+#include "../telemetry/fake_dcgm_exporter.h"
+#include "chaos_fixture.h"
 #include "service_fixture.h"
-#include "testing.h"
 
 namespace hase::service {
 namespace {
 
-using nlohmann::json;
+using namespace hase::testing::chaos;
+using hase::testing::FakeDcgmExporter;
 
-double Mono() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+// A running task's process (from its pid file), or 0.
+int RunningTaskPid(const std::string& state, std::mt19937& rng) {
+  std::vector<int> pids;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(state + "/exec", ec)) {
+    if (e.path().extension() != ".pid") continue;
+    const int pid = std::atoi(hase::testing::ReadFileForTest(e.path().string()).c_str());
+    if (Alive(pid)) pids.push_back(pid);
+  }
+  if (pids.empty()) return 0;
+  return pids[std::uniform_int_distribution<size_t>(0, pids.size() - 1)(rng)];
 }
 
-double EnvOr(const char* name, double fallback) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::atof(v) : fallback;
-}
-
-bool Alive(int pid) {
-  if (pid <= 0 || ::kill(pid, 0) != 0) return false;
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string a, b, st;
-  return !(stat >> a >> b >> st) || st != "Z";
-}
-
-class Chaos {
- public:
-  explicit Chaos(std::string dir) : dir_(std::move(dir)), state_(dir_ + "/state") {}
-
-  // Two daemons alive (reaps and restarts the dead; the one that gets the lock serves).
-  void Supervise() {
-    for (auto it = daemons_.begin(); it != daemons_.end();) {
-      ::waitpid(*it, nullptr, WNOHANG);
-      it = Alive(*it) ? std::next(it) : daemons_.erase(it);
-    }
-    while (daemons_.size() < 2) {
-      const std::string tag = std::to_string(started_++);
-      auto r = hase::testing::RunCommand("(exec " + hase::testing::HaseBin() + " serve --config " + dir_ +
-                                         "/cluster.yaml --listen 127.0.0.1:0 --state " + state_ + " --latency-table " +
-                                         dir_ + "/latency.csv --executor --standby > " + dir_ + "/serve" + tag +
-                                         ".out 2>&1) & echo $!");
-      daemons_.push_back(std::atoi(r.out.c_str()));
-    }
-  }
-  // The serving daemon: pid and port from the lease record (0, 0 while none serves).
-  std::pair<int, int> Active() const {
-    auto h = InstanceLock::ReadHolder(state_);
-    if (!h || h->released || !Alive(static_cast<int>(h->pid))) return {0, 0};
-    const size_t colon = h->listen.rfind(':');
-    const int port = colon == std::string::npos ? 0 : std::atoi(h->listen.c_str() + colon + 1);
-    return {static_cast<int>(h->pid), port};
-  }
-  void KillAll() {
-    for (int pid : daemons_) ::kill(pid, SIGKILL);
-    for (int pid : daemons_) ::waitpid(pid, nullptr, 0);
-    daemons_.clear();
-    std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator(state_ + "/exec", ec)) {
-      if (e.path().extension() == ".pid") {
-        const int pid = std::atoi(hase::testing::ReadFileForTest(e.path().string()).c_str());
-        if (pid > 0) ::kill(-pid, SIGKILL);
-      }
-    }
-  }
-  // A running task's process (from its pid file), or 0.
-  int RunningTaskPid(std::mt19937& rng) const {
-    std::vector<int> pids;
-    std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator(state_ + "/exec", ec)) {
-      if (e.path().extension() != ".pid") continue;
+void KillTasks(const std::string& state) {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(state + "/exec", ec)) {
+    if (e.path().extension() == ".pid") {
       const int pid = std::atoi(hase::testing::ReadFileForTest(e.path().string()).c_str());
-      if (Alive(pid)) pids.push_back(pid);
+      if (pid > 0) ::kill(-pid, SIGKILL);
     }
-    if (pids.empty()) return 0;
-    return pids[std::uniform_int_distribution<size_t>(0, pids.size() - 1)(rng)];
   }
-  const std::string& state() const { return state_; }
+}
 
- private:
-  const std::string dir_, state_;
-  std::vector<int> daemons_;
-  int started_ = 0;
-};
+// Node a's dcgm-exporter: two A100s, idle but for 2 GiB each.
+std::unique_ptr<FakeDcgmExporter> Exporter(int port) {
+  std::vector<FakeDcgmExporter::Gpu> gpus(2);
+  for (int i = 0; i < 2; ++i) {
+    gpus[i].uuid = "GPU-chaos-a" + std::to_string(i);
+    gpus[i].gauges = {{"DCGM_FI_PROF_GR_ENGINE_ACTIVE", 0.1}, {"DCGM_FI_PROF_DRAM_ACTIVE", 0.05},
+                      {"DCGM_FI_DEV_FB_USED", 2048},          {"DCGM_FI_DEV_FB_FREE", 38912},
+                      {"DCGM_FI_DEV_GPU_UTIL", 10},           {"DCGM_FI_DEV_SM_CLOCK", 1410}};
+  }
+  return std::make_unique<FakeDcgmExporter>("a", gpus, port);
+}
 
 TEST(Chaos, EveryAcknowledgedTaskRunsOnceUnderRandomFaults) {
   const int faults_wanted = static_cast<int>(EnvOr("HASE_CHAOS_FAULTS", 8));
@@ -123,194 +69,93 @@ TEST(Chaos, EveryAcknowledgedTaskRunsOnceUnderRandomFaults) {
   std::ofstream(dir + "/latency.csv") << "resnet50,A100-SXM4-40GB,10,0.8,2000\n";
   const std::string log = dir + "/runs.log";  // one line per command run: its key
 
-  Chaos chaos(dir);
-  chaos.Supervise();
+  std::unique_ptr<FakeDcgmExporter> exporter = Exporter(0);
+  const int exporter_port = exporter->port();
+  ASSERT_GT(exporter_port, 0);
+  const std::string exporter_url = "http://127.0.0.1:" + std::to_string(exporter_port) + "/metrics";
+  Supervisor sup(dir, "--config " + dir + "/cluster.yaml --latency-table " + dir + "/latency.csv --executor --dcgm " +
+                          exporter_url + "=a --scrape-interval 0.5 --scrape-timeout 0.5");
+  sup.Supervise();
   std::mt19937 rng(seed);
-
-  std::mutex mu;                              // guards the client's view below
-  std::map<std::string, int64_t> acked;       // key → id, from a 200/201
-  std::set<std::string> pending;              // submitted, not acknowledged yet: retried
-  std::set<int64_t> cancel_acked;             // ids whose cancel answered 200
-  std::atomic<bool> stop{false};
-  std::atomic<int> submits{0}, refused{0};
-  auto client = [&](httplib::Client*& c, int& port) {
-    const int p = chaos.Active().second;
-    if (p != port || !c) {
-      delete c;
-      c = p ? new httplib::Client("127.0.0.1", p) : nullptr;
-      port = p;
-      if (c) {
-        c->set_connection_timeout(1, 0);
-        c->set_read_timeout(3, 0);
-      }
-    }
-    return c;
-  };
-  std::thread submitter([&] {
-    std::mt19937 r(seed + 1);
-    httplib::Client* c = nullptr;
-    int port = 0;
-    int next = 0;
-    while (!stop) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(40));
-      if (!client(c, port)) continue;
-      std::string key;
-      int64_t cancel_id = 0;
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        if (!pending.empty() && r() % 2 == 0) {
-          key = *pending.begin();
-        } else if (!acked.empty() && r() % 8 == 0) {
-          auto it = acked.begin();
-          std::advance(it, r() % acked.size());
-          cancel_id = it->second;
-        } else {
-          key = "c" + std::to_string(next++);
-          pending.insert(key);
-        }
-      }
-      if (cancel_id) {
-        auto a = c->Post("/v1/tasks/" + std::to_string(cancel_id) + "/cancel", "", "application/json");
-        if (a && a->status == 200) {
-          std::lock_guard<std::mutex> lock(mu);
-          cancel_acked.insert(cancel_id);
-        }
-        continue;
-      }
-      const int ms = 50 + static_cast<int>(std::hash<std::string>()(key) % 300);
-      json body = {{"key", key}, {"model", "resnet50"},
-                   {"command", "echo " + key + " >> " + log + "; sleep " + std::to_string(ms / 1000.0)}};
-      ++submits;
-      auto a = c->Post("/v1/tasks", body.dump(), "application/json");
-      if (a && (a->status == 201 || a->status == 200)) {
-        std::lock_guard<std::mutex> lock(mu);
-        const int64_t id = json::parse(a->body)["id"];
-        auto [it, fresh] = acked.emplace(key, id);
-        EXPECT_EQ(it->second, id) << "key " << key << " acknowledged as two tasks";
-        pending.erase(key);
-      } else if (a && a->status == 503) {
-        ++refused;
-      }
-    }
-    delete c;
+  Ledger ledger;
+  Client client(sup, ledger, seed, 40, [&](const std::string& key) {
+    const int ms = 50 + static_cast<int>(std::hash<std::string>()(key) % 300);
+    return json{{"key", key}, {"model", "resnet50"},
+                {"command", "echo " + key + " >> " + log + "; sleep " + std::to_string(ms / 1000.0)}};
   });
+  client.Start();
 
   std::map<std::string, int> faults;
-  std::set<int> killed_task_pids;
-  const std::vector<std::string> kinds = tmpfs ? std::vector<std::string>{"kill -9 hase", "handover", "kill -9 task",
-                                                                          "disk full"}
-                                               : std::vector<std::string>{"kill -9 hase", "handover", "kill -9 task"};
-  auto wait = [&](double s) {
-    for (double t0 = Mono(); Mono() - t0 < s;) {
-      chaos.Supervise();
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-  };
+  std::vector<std::string> kinds = {"kill -9 hase", "handover", "kill -9 task", "exporter down"};
+  if (tmpfs) kinds.push_back("disk full");
+  std::vector<Outage> outages;
   for (int i = 0; i < faults_wanted; ++i) {
-    wait(interval_s);
-    const std::string kind = kinds[rng() % kinds.size()];
+    sup.Wait(interval_s);
+    // Each kind once first (in a random order), so the short form covers them all.
+    if (i == 0) std::shuffle(kinds.begin(), kinds.end(), rng);
+    const std::string kind = i < static_cast<int>(kinds.size()) ? kinds[i] : kinds[rng() % kinds.size()];
     if (kind == "kill -9 hase" || kind == "handover") {
-      const int pid = chaos.Active().first;
+      const int pid = sup.Active().first;
       if (pid == 0) continue;
       ::kill(pid, kind == "handover" ? SIGTERM : SIGKILL);
     } else if (kind == "kill -9 task") {
-      const int pid = chaos.RunningTaskPid(rng);
+      const int pid = RunningTaskPid(sup.state(), rng);
       if (pid == 0) continue;
       ::kill(-pid, SIGKILL);
-      killed_task_pids.insert(pid);
+    } else if (kind == "exporter down") {
+      if (sup.Active().second == 0) continue;
+      outages.push_back(TelemetryOutage(
+          sup, [&] { exporter.reset(); }, [&] { exporter = Exporter(exporter_port); }, exporter_url, 3, 15));
+      EXPECT_GT(exporter->port(), 0) << "the exporter could not listen on port " << exporter_port << " again";
     } else {
-      {
-        std::FILE* f = std::fopen((chaos.state() + "/filler").c_str(), "wb");
-        std::vector<char> block(65536, 'x');
-        while (f && std::fwrite(block.data(), 1, block.size(), f) == block.size() && std::fflush(f) == 0) {
-        }
-        if (f) std::fclose(f);
-      }
-      wait(2);
-      std::filesystem::remove(chaos.state() + "/filler");
+      FillDisk(sup.state());
+      sup.Wait(2);
+      std::filesystem::remove(sup.state() + "/filler");
     }
     ++faults[kind];
   }
-  // Quiet: the client retries what is pending until acknowledged, then stops.
-  for (double t0 = Mono(); Mono() - t0 < 30;) {
-    wait(0.2);
-    std::lock_guard<std::mutex> lock(mu);
-    if (pending.empty()) break;
-  }
-  stop = true;
-  submitter.join();
+  client.Drain(sup, 30);  // the client retries what is pending until acknowledged
   // Every acknowledged task ends: stuck = no task ended for 20 s (and at most 300 s in all).
-  json tasks;
-  size_t ended_before = 0;
-  for (double t0 = Mono(), progress = Mono(); Mono() - progress < 20 && Mono() - t0 < 300;) {
-    wait(0.3);
-    const int port = chaos.Active().second;
-    if (!port) continue;
-    httplib::Client c("127.0.0.1", port);
-    c.set_read_timeout(5, 0);
-    auto r = c.Get("/v1/tasks?limit=10000");
-    if (!r || r->status != 200) continue;
-    tasks = json::parse(r->body)["tasks"];
-    bool all = true;
-    size_t ended = 0;
-    for (const json& t : tasks) {
-      const std::string s = t["state"];
-      const bool end = s == "succeeded" || s == "failed" || s == "cancelled" || s == "rejected";
-      all = all && end;
-      ended += end;
-    }
-    if (ended > ended_before) progress = Mono();
-    ended_before = ended;
-    if (all && tasks.size() >= acked.size()) break;
-  }
-  chaos.KillAll();
+  const json tasks = WaitAllEnded(sup, ledger.acked.size(), 20, 300);
+  sup.KillAll();
+  KillTasks(sup.state());
 
   std::map<std::string, int> runs;
   {
     std::ifstream f(log);
     for (std::string k; f >> k;) ++runs[k];
   }
-  std::map<std::string, std::vector<json>> by_key;
-  for (const json& t : tasks) by_key[t["key"]].push_back(t);
-  int lost = 0, duplicated = 0, stuck = 0, succeeded = 0, cancelled = 0, failed_by_fault = 0;
-  for (const auto& [key, id] : acked) {
-    auto it = by_key.find(key);
-    if (it == by_key.end()) {
-      ++lost;
-      ADD_FAILURE() << "lost: " << key << " (task " << id << ")";
-      continue;
-    }
-    const json& t = it->second.front();
-    const std::string s = t["state"];
-    const int n = runs.count(key) ? runs[key] : 0;
-    if (it->second.size() > 1 || n > 1) {
-      ++duplicated;
-      ADD_FAILURE() << "duplicated: " << key << " ran " << n << " times, " << it->second.size() << " rows";
-    } else if (s == "succeeded" && n == 1) {
-      ++succeeded;
-    } else if (s == "cancelled") {
-      ++cancelled;
-    } else if (s == "failed" && (t["exit_code"] == 137 || t["exit_code"] == -1 || t["reason"].get<std::string>().find("No space") !=
-                                                             std::string::npos)) {
-      ++failed_by_fault;  // its process was killed by a fault, or its launch met the full disk
-    } else {
-      ++stuck;
-      ADD_FAILURE() << "stuck: " << key << " ran " << n << " times: " << t.dump();
-    }
+  const Tally n = Count(ledger, tasks, runs, [](const json& t) {
+    // its process was killed by a fault, or its launch met the full disk
+    return t["exit_code"] == 137 || t["exit_code"] == -1 ||
+           t["reason"].get<std::string>().find("No space") != std::string::npos;
+  });
+  int outages_ok = 0, placed_while_down = 0;
+  double worst_degraded_s = 0, worst_recovered_s = 0;
+  for (const Outage& o : outages) {
+    EXPECT_TRUE(o.degraded_named) << "exporter down 3 s: /healthz never said degraded naming " << exporter_url;
+    EXPECT_TRUE(o.recovered) << "exporter back: /healthz still names it after 15 s: " << o.last_health;
+    outages_ok += o.degraded_named && o.recovered;
+    placed_while_down += o.placed_while_down;
+    worst_degraded_s = std::max(worst_degraded_s, o.degraded_after_s);
+    worst_recovered_s = std::max(worst_recovered_s, o.recovered_after_s);
   }
   int faults_total = 0;
-  std::string kinds_text;
-  for (const auto& [k, n] : faults) {
-    faults_total += n;
-    kinds_text += (kinds_text.empty() ? "" : ", ") + k + " " + std::to_string(n);
-  }
+  const std::string kinds_text = FaultsText(faults, &faults_total);
   std::printf("chaos: faults=%d (%s), tasks acknowledged=%zu, lost=%d, duplicated=%d, stuck=%d "
               "(succeeded %d, cancelled %d, failed by a fault %d; submits %d, 503 %d; seed %u%s)\n",
-              faults_total, kinds_text.c_str(), acked.size(), lost, duplicated, stuck, succeeded, cancelled,
-              failed_by_fault, submits.load(), refused.load(), seed, tmpfs ? "" : "; no tmpfs: no disk-full faults");
+              faults_total, kinds_text.c_str(), ledger.acked.size(), n.lost, n.duplicated, n.stuck, n.succeeded,
+              n.cancelled, n.failed_by_fault, ledger.submits.load(), ledger.refused.load(), seed,
+              tmpfs ? "" : "; no tmpfs: no disk-full faults");
+  if (!outages.empty()) {
+    std::printf("chaos: exporter down %zu times: /healthz degraded naming it %d times (within %.1f s), ok again by "
+                "itself (within %.1f s); %d tasks started while it was down\n",
+                outages.size(), outages_ok, worst_degraded_s, worst_recovered_s, placed_while_down);
+  }
   std::fflush(stdout);
-  EXPECT_GT(acked.size(), 0u);
-  EXPECT_EQ(lost + duplicated + stuck, 0);
+  EXPECT_GT(ledger.acked.size(), 0u);
+  EXPECT_EQ(n.lost + n.duplicated + n.stuck, 0);
+  if (!outages.empty()) EXPECT_GT(placed_while_down, 0) << "nothing was placed while the exporter was down";
   if (tmpfs) ::umount2((dir + "/state").c_str(), MNT_DETACH);
   std::filesystem::remove_all(dir);
 }

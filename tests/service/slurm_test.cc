@@ -3,6 +3,8 @@
 // argument vector, and RunArgv.
 #include <cstdlib>
 #include <ctime>
+#include <filesystem>
+#include <fstream>
 
 #include <gtest/gtest.h>
 
@@ -13,6 +15,7 @@
 #include "hase/service/slurm_backend.h"
 #include "hase/service/slurm_cluster.h"
 #include "hase/service/slurm_text.h"
+#include "service_fixture.h"
 #include "testing.h"
 
 namespace hase::service {
@@ -219,8 +222,11 @@ TEST(SlurmBackend, SbatchArgvPinsNodeAndGresAndNeverUsesAShell) {
                                          "--no-requeue",
                                          "--partition=gpu",
                                          "--output=/var/log/hase/hase-42-3-%j.out",
-                                         "--wrap=echo '$(rm -rf /)'; exit 1"};
+                                         "--wrap=" + b.JobScript("hase-42-3", q.command)};
   EXPECT_EQ(*argv, want);
+  // Without an output directory the command is the job script as given.
+  o.output_dir.clear();
+  EXPECT_EQ(SlurmBackend(o, {{{"mix-0", "L4"}, "l4"}}).SbatchArgv(q)->back(), "--wrap=echo '$(rm -rf /)'; exit 1");
   EXPECT_EQ(SlurmBackend::SbatchEnv(q), (std::vector<std::string>{"HASE_TASK_ID=42", "HASE_ATTEMPT=3"}));
   EXPECT_EQ(b.NativeResource("mix-0", "L4"), "gpu:l4:1");
   sched::Gpu on_mix{0, "mix-0", 1, 0, 1, 1}, elsewhere{1, "zzz", 0, 0, 1, 1};
@@ -323,6 +329,37 @@ TEST(RunArgv, CapturesOutputExitCodeAndTimesOut) {
   EXPECT_TRUE(slow.status().IsIO());
   EXPECT_NE(slow.status().message().find("timed out"), std::string::npos);
   EXPECT_TRUE(RunArgv({}, 1).status().IsInvalidArgument());
+}
+
+}  // namespace
+}  // namespace hase::service
+
+namespace hase::service {
+namespace {
+
+// The run-once job script (SlurmBackend::JobScript), run by /bin/sh as slurmd would: the
+// first run runs the command and records its exit code; a second run of the same job (a
+// slurmctld that lost its record after a kill -9 starts it again) replays that code without
+// running the command; a first run that left no code exits 75. Paths with a quote survive.
+TEST(SlurmBackend, JobScriptRunsTheCommandAtMostOnce) {
+  const std::string dir = hase::testing::FreshDir("jobscript") + "/it's out";
+  std::filesystem::create_directories(dir);
+  SlurmOptions o;
+  o.output_dir = dir;
+  SlurmBackend b(o, {});
+  const std::string log = dir + "/ran.log";
+  const std::string script = b.JobScript("hase-7-1", "echo ran >> \"" + log + "\"; exit 3");
+  std::ofstream(dir + "/job.sh") << script;
+  auto run = [&] { return hase::testing::RunCommand("sh \"" + dir + "/job.sh\"").exit_code; };
+  EXPECT_EQ(run(), 3);
+  EXPECT_EQ(run(), 3);  // replayed
+  EXPECT_EQ(hase::testing::ReadFileForTest(log), "ran\n");
+  EXPECT_EQ(hase::testing::ReadFileForTest(dir + "/hase-7-1.exit"), "3\n");
+  // Started once and killed before its end: no exit code; a second run refuses.
+  std::filesystem::remove(dir + "/hase-7-1.exit");
+  EXPECT_EQ(run(), 75);
+  EXPECT_EQ(hase::testing::ReadFileForTest(log), "ran\n");
+  std::filesystem::remove_all(std::filesystem::path(dir).parent_path());
 }
 
 }  // namespace

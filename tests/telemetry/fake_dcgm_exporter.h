@@ -34,13 +34,15 @@ class FakeDcgmExporter {
     std::vector<double> pod_values;        // GR_ENGINE_ACTIVE per pod, cycled (churning GPUs)
   };
 
-  FakeDcgmExporter(std::string hostname, std::vector<Gpu> gpus)
+  // `port` 0: any free port (port() says which); else that port (a restarted exporter comes
+  // back where its scrapers look; port() is 0 when the bind failed).
+  FakeDcgmExporter(std::string hostname, std::vector<Gpu> gpus, int port = 0)
       : hostname_(std::move(hostname)), gpus_(std::move(gpus)), t0_(std::chrono::steady_clock::now()) {
     server_.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
       ++scrapes_;
       res.set_content(Render(), "text/plain; version=0.0.4; charset=utf-8");
     });
-    port_ = server_.bind_to_any_port("127.0.0.1");
+    port_ = port == 0 ? server_.bind_to_any_port("127.0.0.1") : (server_.bind_to_port("127.0.0.1", port) ? port : 0);
     thread_ = std::thread([this] { server_.listen_after_bind(); });
     for (int i = 0; i < 400 && !server_.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }

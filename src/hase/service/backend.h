@@ -143,6 +143,12 @@ class Backend {
   // through the callback. Not an error when it already ended or was never launched.
   virtual void Cancel(int64_t task_id, int attempt) = 0;
 
+  // Whether launch (task_id, attempt) is known to have started although no start was reported
+  // (Slurm with --slurm-output: its job script's run-once marker exists, and a slurmctld
+  // restart may have lost the start). A drain then leaves it running instead of placing it
+  // anew. Default: false.
+  virtual bool StartedAnyway(int64_t /*task_id*/, int /*attempt*/) const { return false; }
+
   // Whether `node` takes new work. False while the world outside hase keeps new work off it
   // (Kubernetes: cordoned, spec.unschedulable) — what already runs there keeps running; the
   // daemon neither advises nor binds anything new there. Default: true.

@@ -18,7 +18,10 @@ inline constexpr double kInf = std::numeric_limits<double>::infinity();
 // The reason of a running task whose launch has not been seen start ("launched as slurm job
 // 12; not started yet"); cleared by its start or end.
 inline std::string NotStartedNote(const std::string& backend, int64_t handle) {
-  return "launched as " + backend + " job " + std::to_string(handle) + "; not started yet";
+  // handle 0: the backend could not confirm the submission yet (slurmctld unreachable) and
+  // follows it by name (backend.h, Launch).
+  return "launched as " + backend + " job " + (handle > 0 ? std::to_string(handle) : "(submission not confirmed yet)") +
+         "; not started yet";
 }
 inline bool IsNotStartedNote(const std::string& reason) {
   constexpr std::string_view kTail = "; not started yet";

@@ -258,6 +258,7 @@ int Daemon::DrainGpuLocked(int gpu, const std::string& reason, bool requeue, dou
     for (const sched::RunningTask& rt : g.running) {
       if (!awaiting_start_.count(rt.task_id)) continue;
       TaskRecord& r = tasks_.at(rt.task_id);
+      if (backend_ && backend_->StartedAnyway(r.id, r.attempts)) continue;  // it runs: let it finish
       if (backend_ && ExecutesOn(gpu)) backend_->Cancel(r.id, r.attempts);
       bound.push_back(rt.task_id);
     }

@@ -35,6 +35,7 @@
 
 #include <condition_variable>
 #include <map>
+#include <set>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -78,17 +79,30 @@ class SlurmBackend final : public Backend {
   void SetStartCallback(StartCallback on_start) override;
   bool ReportsStarts() const override { return true; }
   void Stop() override;
-  // Handle = the Slurm job id. Errors: InvalidArgument (no GRES type for that node and GPU
-  // type), IO (sbatch failed: its message).
+  // Handle = the Slurm job id; the same launch again returns the same job. 0 = submission not
+  // confirmed: sbatch could not reach slurmctld or timed out (it may or may not have created
+  // the job); the backend follows it by name and, once squeue answers, adopts the job of that
+  // name or submits it then (never twice). Errors: InvalidArgument (no GRES type for that node
+  // and GPU type), IO (sbatch refused the job: its message).
   Result<int64_t> Launch(const LaunchRequest& request) override;
   std::vector<Result<Recovered>> Recover(const std::vector<LaunchRequest>& requests,
                                          const std::vector<int64_t>& handles) override;
   void Cancel(int64_t task_id, int attempt) override;
+  // Its run-once marker (JobScript) exists: the job started (false without an output directory).
+  bool StartedAnyway(int64_t task_id, int attempt) const override;
   // "gpu:<gres type>:1", "" when the node has no such GPU.
   std::string NativeResource(const std::string& node, const std::string& gpu_type) const override;
 
   // <prefix>-<task id>-<attempt>.
   std::string JobName(int64_t task_id, int attempt) const;
+  // With an output directory, the job script (sbatch --wrap) runs the command at most once per
+  // job name: its first line makes DIR/<name>.ran (mkdir: atomic) and the command's exit code
+  // goes to DIR/<name>.exit. A job that slurmctld runs again because a kill -9 lost its record
+  // of the first run (state saved up to a few seconds late) finds the marker and replays the
+  // recorded exit code (or exits 75 when the first run left none) without running the command.
+  // A job slurmctld forgot entirely ("vanished") is re-queued when it never started (no
+  // marker). Without an output directory the command is the job script as given.
+  std::string JobScript(const std::string& name, const std::string& command) const;
   // The sbatch argument vector for `request` (tests check it holds no shell), and the
   // variables added to sbatch's environment (the job inherits them).
   Result<std::vector<std::string>> SbatchArgv(const LaunchRequest& request) const;
@@ -102,6 +116,21 @@ class SlurmBackend final : public Backend {
   // How job `job_id` (seen in `state`) ended, nullopt while it runs. Reads ExitCode, Reason,
   // StartTime, EndTime and (when still printed) the GPU index.
   std::optional<TaskEnd> EndOf(int64_t job_id, const std::string& state) const;
+  // The end of job `job_id` (named `name`) that slurmctld no longer knows, from the run-once
+  // markers (JobScript): never started → kLost (re-queued), ended → its recorded exit code,
+  // started without a recorded end (or no output directory) → failed.
+  TaskEnd Vanished(int64_t job_id, const std::string& name) const;
+  // A job slurmctld still lists as running whose script wrote its exit code (JobScript) more
+  // than kGhostGraceS ago: a slurmctld restart lost its end and would hold its GPU for good.
+  // Returns that end (exit code and time from the marker) and scancels the stale record;
+  // nullopt otherwise or without an output directory.
+  std::optional<TaskEnd> EndedBehindSlurmsBack(int64_t job_id, const std::string& name);
+  static constexpr double kGhostGraceS = 10;
+  // One sbatch for `request`: the job id, 0 when slurmctld was unreachable or silent (the
+  // launch is then unconfirmed_), or sbatch's error.
+  Result<int64_t> Submit(const LaunchRequest& request);
+  // scancel ARG (a job id or --name=NAME); kept for the next poll when slurmctld is unreachable.
+  void Scancel(const std::string& arg, const std::string& what);
   void Loop();
   void PollJobs();
   void PollNodes();
@@ -119,6 +148,12 @@ class SlurmBackend final : public Backend {
     bool start_reported = false;  // its TaskStart went to on_start_
   };
   std::map<std::pair<int64_t, int>, Watched> jobs_;      // guarded by mu_: (task, attempt) → job
+  // Launches whose sbatch outcome is unknown (slurmctld unreachable): resolved by name at the
+  // next poll that reaches Slurm. Guarded by mu_.
+  std::map<std::pair<int64_t, int>, LaunchRequest> unconfirmed_;
+  std::set<std::string> cancel_retry_;                   // guarded by mu_: scancel args to retry
+  // Guarded by mu_: unfollowed jobs (id, name) scancel'ed, and those seen at the last poll.
+  std::set<std::pair<int64_t, std::string>> swept_, unwanted_before_;
   std::map<std::string, NodeCondition> node_condition_;  // guarded by mu_: last reported
   bool stop_ = false;                                // guarded by mu_
   std::thread thread_;
