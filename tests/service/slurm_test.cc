@@ -305,6 +305,14 @@ TEST(SlurmText, NodeConditionTellsDrainFromDown) {
   EXPECT_EQ(SlurmNodeCondition("DOWN*+NOT_RESPONDING"), NodeCondition::kDown);
   EXPECT_EQ(SlurmNodeCondition("IDLE+NOT_RESPONDING"), NodeCondition::kDown);
   EXPECT_EQ(SlurmNodeCondition("FAIL"), NodeCondition::kDown);
+  // After a slurmctld restart every node is NOT_RESPONDING / UNKNOWN for a few seconds: not a
+  // condition the backend reports (Slurm sets DOWN itself after SlurmdTimeout).
+  for (const char* s : {"IDLE+NOT_RESPONDING", "IDLE*", "MIXED*", "UNKNOWN", "UNKNOWN*", "ALLOCATED+NOT_RESPONDING"}) {
+    EXPECT_TRUE(SlurmNodeUnsettled(s)) << s;
+  }
+  for (const char* s : {"IDLE", "MIXED", "DOWN*+NOT_RESPONDING", "IDLE+DRAIN+NOT_RESPONDING", "FAIL", "DOWN", ""}) {
+    EXPECT_FALSE(SlurmNodeUnsettled(s)) << s;
+  }
   auto nodes = ParseScontrolNodes(Fixture("scontrol_show_node.txt"));
   ASSERT_TRUE(nodes.ok());
   EXPECT_EQ(SlurmNodeCondition((*nodes)[2].state), NodeCondition::kDrained);  // t4-0 IDLE+DRAIN

@@ -565,6 +565,7 @@ void SlurmBackend::PollNodes() {
     std::lock_guard<std::mutex> lock(mu_);
     for (const SlurmNode& n : *nodes) {
       if (!ours.count(n.name)) continue;
+      if (SlurmNodeUnsettled(n.state)) continue;  // e.g. after a slurmctld restart: keep its last condition
       const NodeCondition now = SlurmNodeCondition(n.state);
       // Assumed usable until seen otherwise.
       auto [it, fresh] = node_condition_.emplace(n.name, NodeCondition::kUsable);

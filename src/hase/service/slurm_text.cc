@@ -148,6 +148,24 @@ NodeCondition SlurmNodeCondition(std::string_view state) {
   return NodeCondition::kDrained;
 }
 
+bool SlurmNodeUnsettled(std::string_view state) {
+  if (state.empty()) return false;
+  bool unsettled = state.find('*') != std::string_view::npos;
+  for (std::string_view flag : Split(state, '+')) {
+    while (!flag.empty() && !std::isalpha(static_cast<unsigned char>(flag.back()))) flag.remove_suffix(1);
+    std::string upper(flag);
+    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    if (upper == "NOT_RESPONDING" || upper == "NO_RESPOND" || upper == "UNKNOWN") {
+      unsettled = true;
+    } else if (!(upper == "IDLE" || upper == "ALLOCATED" || upper == "ALLOC" || upper == "MIXED" || upper == "MIX" ||
+                 upper == "COMPLETING" || upper == "COMP" || upper == "PLANNED" || upper == "RESERVED" ||
+                 upper == "CLOUD")) {
+      return false;  // DOWN, FAIL, DRAIN, MAINT, ...: a real condition
+    }
+  }
+  return unsettled;
+}
+
 Result<std::vector<SlurmJob>> ParseSqueue(std::string_view text) {
   std::vector<SlurmJob> out;
   int line_no = 0;

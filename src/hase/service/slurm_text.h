@@ -47,6 +47,12 @@ bool SlurmNodeUsable(std::string_view state);
 // ('*'; jobs there end NODE_FAIL); drained for the other unusable states (DRAIN, MAINT,
 // REBOOT, POWERED_DOWN, UNKNOWN, ...: nothing new starts, running jobs go on); usable otherwise.
 NodeCondition SlurmNodeCondition(std::string_view state);
+// True when the state's only trouble is that slurmctld has not heard from the node yet or
+// lately (NOT_RESPONDING, NO_RESPOND, UNKNOWN, sinfo's '*'), with no DOWN, FAIL, DRAIN or
+// other administrative flag: what every node shows for a few seconds after a slurmctld
+// restart. Slurm itself sets DOWN only after SlurmdTimeout; the backend keeps the node's last
+// condition meanwhile (draining or failing it then cancelled jobs that had just started).
+bool SlurmNodeUnsettled(std::string_view state);
 
 // One line of `squeue --noheader -o %i|%j|%T|%N`.
 struct SlurmJob {
