@@ -82,6 +82,9 @@ class Sim {
     events_.push({t, seq_++, k, task, version});
   }
   Status Arrive(int task);
+  // Takes `task` off `gpu` now: its pending completion event is void, the GPU's busy time
+  // closes when it empties, the team run hears of it (completion and preemption).
+  void Detach(int task, int gpu);
   void Complete(int task);
   Status Pass();       // offers the central queue to the policy, in queue order
   Status BatchPass();  // min-min / max-min (Policy::Options::PassOrder)
@@ -402,12 +405,8 @@ std::optional<Decision> Sim::Kept(int task, CycleState& cycle) {
 
 void Sim::Remember(int task, const Result<Decision>& d, bool reused) { memo_.Remember(task, d, reused); }
 
-void Sim::Complete(int task) {
-  Run& r = runs_[task];
-  const int gpu = r.gpu;
-  TaskOutcome& o = result_.tasks[task];
-  o.end_ms = state_.now_ms;
-  ++r.version;
+void Sim::Detach(int task, int gpu) {
+  ++runs_[task].version;
   std::vector<int>& ids = on_gpu_[gpu];
   ids.erase(std::find(ids.begin(), ids.end(), task));
   auto& running = state_.gpus[gpu].running;
@@ -418,6 +417,14 @@ void Sim::Complete(int task) {
     busy_since_[gpu] = -1;
   }
   if (teams_) teams_->Stopped(task, state_.now_ms);
+}
+
+void Sim::Complete(int task) {
+  Run& r = runs_[task];
+  const int gpu = r.gpu;
+  TaskOutcome& o = result_.tasks[task];
+  o.end_ms = state_.now_ms;
+  Detach(task, gpu);
   Reprice(gpu);
   const std::vector<int> helpers = std::move(r.gang);
   r.gang.clear();
@@ -676,17 +683,7 @@ void Sim::Preempt(int task) {
   const int64_t done = std::clamp<int64_t>(
       static_cast<int64_t>(std::floor((r.iso_true - r.remaining_true) / per + 1e-6)), 0, nb);
   if (done >= nb) return;  // its last batch is ending: it completes
-  ++r.version;  // its completion event is void
-  std::vector<int>& ids = on_gpu_[gpu];
-  ids.erase(std::find(ids.begin(), ids.end(), task));
-  auto& running = state_.gpus[gpu].running;
-  running.erase(std::find_if(running.begin(), running.end(),
-                             [&](const sched::RunningTask& x) { return x.task_id == task; }));
-  if (ids.empty() && busy_since_[gpu] >= 0) {
-    result_.gpu_busy_ms[gpu] += state_.now_ms - busy_since_[gpu];
-    busy_since_[gpu] = -1;
-  }
-  teams_->Stopped(task, state_.now_ms);
+  Detach(task, gpu);  // its completion event is void
   ++o.preemptions;
   ++result_.preemptions;
   o.preempted.push_back(fmt::format("{} at {:.3f} s on {} after batch {} of {}", p.why, state_.now_ms / 1000,
