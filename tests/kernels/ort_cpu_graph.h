@@ -29,6 +29,18 @@ inline KernelList Build(const std::string& path, KernelListOptions o = {.profile
   return l.ok() ? *l : KernelList{};
 }
 
+// tools/ort/optimized_ops.js's JSON as kernel types in its node order ("FusedConv(Relu)", …).
+inline std::vector<std::string> OrtNodeTypes(const std::string& optimized_ops_json) {
+  std::vector<std::string> types;
+  const nlohmann::json doc = nlohmann::json::parse(optimized_ops_json);  // outlives the loop
+  for (const auto& n : doc.at("nodes")) {
+    std::string t = n.at("op_type").get<std::string>();
+    if (n.contains("activation")) t += "(" + n.at("activation").get<std::string>() + ")";
+    types.push_back(t);
+  }
+  return types;
+}
+
 // onnxruntime-node's optimised graph (CPU EP, level extended) of `path` as kernel types, or
 // nullopt when onnxruntime-node is not installed (then the caller skips the comparison; a
 // failure under CI=true).
@@ -42,14 +54,7 @@ inline std::optional<std::vector<std::string>> OrtCpuTypes(const std::string& pa
   auto r = RunCommand("node " + root + "/tools/ort/optimized_ops.js " + path);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   if (r.exit_code != 0) return std::vector<std::string>{};
-  std::vector<std::string> want;
-  const nlohmann::json doc = nlohmann::json::parse(r.out);  // outlives the loop
-  for (const auto& n : doc.at("nodes")) {
-    std::string t = n.at("op_type").get<std::string>();
-    if (n.contains("activation")) t += "(" + n.at("activation").get<std::string>() + ")";
-    want.push_back(t);
-  }
-  return want;
+  return OrtNodeTypes(r.out);
 }
 
 }  // namespace hase::testing

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hase/kernels/kernel_list_builder.h"
+#include "ort_cpu_graph.h"
 #include "testing.h"
 
 namespace hase {
@@ -60,13 +61,7 @@ TEST_P(OrtCpuLive, MatchesOnnxRuntimeNodeForNode) {
   auto r = hase::testing::RunCommand("node " + root + "/tools/ort/optimized_ops.js " + model +
                                      " --materialize " + materialize);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const nlohmann::json ort = nlohmann::json::parse(r.out);
-  std::vector<std::string> want;
-  for (const auto& n : ort.at("nodes")) {
-    std::string t = n.at("op_type").get<std::string>();
-    if (n.contains("activation")) t += "(" + n.at("activation").get<std::string>() + ")";
-    want.push_back(t);
-  }
+  const std::vector<std::string> want = hase::testing::OrtNodeTypes(r.out);
   auto l = BuildKernelList(model, {.profile = "ort-cpu"});
   ASSERT_TRUE(l.ok()) << l.status().ToString();
   std::vector<std::string> got;

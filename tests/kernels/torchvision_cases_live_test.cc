@@ -27,6 +27,7 @@
 
 #include "graph/test_models.h"
 #include "hase/kernels/kernel_list_builder.h"
+#include "ort_cpu_graph.h"
 #include "testing.h"
 
 namespace hase {
@@ -132,13 +133,7 @@ TEST_P(TorchvisionCases, OrtCpuMatchesOnnxRuntimeOrFailsClearly) {
   auto r = testing::RunCommand("node " + root + "/tools/ort/optimized_ops.js " + model +
                                " --materialize " + materialize);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const nlohmann::json ort = nlohmann::json::parse(r.out);
-  std::vector<std::string> want;
-  for (const auto& n : ort.at("nodes")) {
-    std::string t = n.at("op_type").get<std::string>();
-    if (n.contains("activation")) t += "(" + n.at("activation").get<std::string>() + ")";
-    want.push_back(t);
-  }
+  std::vector<std::string> want = testing::OrtNodeTypes(r.out);
   if (c.known_count > 0) {
     // ORT 1.30: 490 nodes; hase keeps 5 Reshape and 3 Gather ORT removes.
     EXPECT_EQ(static_cast<int>(got.size()), c.known_count) << CaseName(c);

@@ -397,6 +397,20 @@ void EvaluateFloat(const onnx::NodeProto& n, const std::string& op, const std::s
   }
 }
 
+// Writes `name`'s static dims into its value_info / graph output entry (the existing one, e.g.
+// rank-only, or a new value_info) and records it in `entries`.
+void SetStaticShape(onnx::GraphProto* g, std::unordered_map<std::string, onnx::ValueInfoProto*>& entries,
+                    const std::string& name, const Ints& d, int32_t elem_type) {
+  auto it = entries.find(name);
+  onnx::ValueInfoProto* vi = it != entries.end() ? it->second : g->add_value_info();
+  vi->set_name(name);
+  auto* tt = vi->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(elem_type);
+  tt->clear_shape();
+  for (int64_t x : d) tt->mutable_shape()->add_dim()->set_dim_value(x);
+  entries[name] = vi;
+}
+
 }  // namespace
 
 int ResolveShapeComputedDims(onnx::ModelProto* model,
@@ -439,14 +453,7 @@ int ResolveShapeComputedDims(onnx::ModelProto* model,
   auto resolve = [&](const std::string& out, const Ints& d, int32_t elem_type) {
     if (dims.count(out)) return;
     dims[out] = d;
-    // The existing entry (rank-only, a graph output), or a new one.
-    auto it = entries.find(out);
-    onnx::ValueInfoProto* vi = it != entries.end() ? it->second : g->add_value_info();
-    vi->set_name(out);
-    auto* tt = vi->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(elem_type);
-    tt->clear_shape();
-    for (int64_t x : d) tt->mutable_shape()->add_dim()->set_dim_value(x);
+    SetStaticShape(g, entries, out, d, elem_type);
     ++added;
   };
   // A float view of input i: its float values, or its integer values as numbers.
@@ -942,27 +949,11 @@ int BoundDataDependentDims(onnx::ModelProto* model,
   };
   int bounded = 0;
   auto set_dims = [&](const std::string& out, const Ints& d, int32_t elem_type) {
-    auto it = entries.find(out);
-    onnx::ValueInfoProto* vi = it != entries.end() ? it->second : g->add_value_info();
-    vi->set_name(out);
-    auto* tt = vi->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(elem_type);
-    tt->clear_shape();
-    for (int64_t x : d) tt->mutable_shape()->add_dim()->set_dim_value(x);
+    SetStaticShape(g, entries, out, d, elem_type);
     dims[out] = d;
-    entries[out] = vi;
   };
   auto bound = [&](const onnx::NodeProto& n, const Ints& d, const std::string& why) {
-    const std::string& out = n.output(0);
-    auto it = entries.find(out);
-    onnx::ValueInfoProto* vi = it != entries.end() ? it->second : g->add_value_info();
-    vi->set_name(out);
-    auto* tt = vi->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(onnx::TensorProto::INT64);
-    tt->clear_shape();
-    for (int64_t x : d) tt->mutable_shape()->add_dim()->set_dim_value(x);
-    dims[out] = d;
-    entries[out] = vi;
+    set_dims(n.output(0), d, onnx::TensorProto::INT64);
     ++bounded;
     std::string shape;
     for (size_t i = 0; i < d.size(); ++i) shape += (i ? "x" : "") + std::to_string(d[i]);
