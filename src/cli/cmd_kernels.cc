@@ -60,9 +60,9 @@ Command AddKernelsCommand(CLI::App& parent) {
   c.app = parent.add_subcommand(
       "kernels", "List the kernels a runtime launches for an ONNX model, with FLOPs and bytes");
   c.app->add_option("model", flags->model, "ONNX model file (.onnx) or zoo model name (resnet50, yolov8n, …)")->required();
-  c.app->add_option("--batch", flags->batch, "batch size bound to the inputs' dim 0 (default 1)");
+  c.app->add_option("--batch", flags->batch, "batch size bound to the inputs' batch dim: dim 0, or a dim the model names 'batch' (default 1)");
   c.app->add_option("--input-shape", flags->input_shape,
-                    "dims of the first input after the batch, e.g. 3x640x640");
+                    "dims of the first input other than the batch, in order, e.g. 3x640x640");
   c.app->add_option("--fusion-profile,--profile", flags->profile,
                     "fusion profile: ort-cuda (default), ort-cpu, none (same flag as in `hase predict`; --profile is the older name)");
   c.app->add_option("--format", flags->format, "output: table (default), json, csv")

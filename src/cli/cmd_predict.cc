@@ -410,7 +410,7 @@ Command AddPredictCommand(CLI::App& parent) {
       ->required();
   c.app->add_option("--batch", f->batch, "batch size (default 1)");
   c.app->add_option("--input-shape", f->input_shape,
-                    "first input's dims after batch, e.g. 3x160x160 (default: the model's)");
+                    "first input's dims other than the batch, in order, e.g. 3x160x160 (default: the model's)");
   c.app->add_option("--load", f->load,
                     "background load in DCGM terms, e.g. sm_active=0.6,dram_active=0.4 "
                     "(default idle)");

@@ -190,6 +190,26 @@ TEST(OnnxLoader, UnboundDynamicDimIsInvalidArgument) {
   EXPECT_EQ(unbound_batch.status().message(), "dynamic dim 0 ('N') of graph input 'x' is not bound");
 }
 
+// A sequence-first RNN export (nn.LSTM without batch_first, dynamic_axes {0: "seq", 1: "batch"})
+// has [seq, batch, features]: --batch binds the dim the file names the batch, and
+// --input-shape gives the others in order. Binding dim 0 priced N time steps of a batch of 1.
+TEST(OnnxLoader, BatchBindsTheDimTheFileNamesBatch) {
+  ModelBuilder b;
+  b.Input("x", {"seq", "batch_size", "64"});
+  b.Node("Relu", {"x"}, {"y"});
+  b.Output("y");
+  const std::string path = b.Write("seq_first.onnx");
+  auto g = LoadOnnxGraph(path, {.batch = 8, .input_shape = {35, 64}});
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_EQ(g->graph.FindValue("y")->shape, (std::vector<int64_t>{35, 8, 64}));
+
+  auto unbound = LoadOnnxGraph(path, {.batch = 8});
+  ASSERT_FALSE(unbound.ok());
+  EXPECT_EQ(unbound.status().message(), "dynamic dim 0 ('seq') of graph input 'x' is not bound");
+  EXPECT_NE(unbound.status().hint().find("dim 1, which the model names the batch"), std::string::npos)
+      << unbound.status().hint();
+}
+
 TEST(OnnxLoader, OverridingAFixedDimWarns) {
   auto g = LoadOnnxGraph(Zoo("resnet18"), {.input_shape = {3, 320, 320}});
   ASSERT_TRUE(g.ok()) << g.status().ToString();

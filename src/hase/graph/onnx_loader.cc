@@ -1,6 +1,7 @@
 #include "hase/graph/onnx_loader.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <optional>
 #include <set>
@@ -192,6 +193,27 @@ std::string DimsText(const std::vector<int64_t>& dims) {
   return s;
 }
 
+// The batch dim of a graph input: the first symbolic dim whose name contains "batch" (any
+// case), as torch.onnx.export's dynamic_axes name it; else dim 0. A sequence-first RNN export
+// (nn.LSTM without batch_first) has [seq, batch, features], and binding --batch to dim 0 would
+// price a sequence of N steps instead of N samples.
+int BatchAxis(const onnx::TensorShapeProto& shape) {
+  for (int i = 0; i < shape.dim_size(); ++i) {
+    const auto& d = shape.dim(i);
+    if (d.has_dim_value() || !d.has_dim_param()) continue;
+    std::string name = d.dim_param();
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (name.find("batch") != std::string::npos) return i;
+  }
+  return 0;
+}
+
+// "dims after the batch" / "dims other than the batch (dim 1, …)", for hints.
+std::string OtherDims(int b) {
+  return b == 0 ? "dims after the batch"
+                : "dims other than the batch (dim " + std::to_string(b) + ", which the model names the batch)";
+}
+
 // Binds graph inputs' dims per `options`; fails when a dim stays dynamic.
 Status BindInputs(onnx::GraphProto* g, const LoadOptions& options,
                   std::vector<std::string>* warnings) {
@@ -213,11 +235,14 @@ Status BindInputs(onnx::GraphProto* g, const LoadOptions& options,
     auto* shape = tt->mutable_shape();
     const int rank = shape->dim_size();
     std::vector<std::optional<int64_t>> want(rank);
-    // The batch binds a symbolic dim 0 of every input, but overrides a fixed one only on the
-    // first input (other inputs' fixed dim 0 is rarely a batch: shapes, masks, scales).
+    const int b = BatchAxis(*shape);
+    // The batch binds the symbolic batch dim of every input (dim 0, or the dim the file names
+    // "batch", as a sequence-first RNN export has [seq, batch, features]), but overrides a
+    // fixed dim 0 only on the first input (other inputs' fixed dim 0 is rarely a batch: shapes,
+    // masks, scales).
     if (options.batch > 0 && rank > 0 &&
-        (is_first || !shape->dim(0).has_dim_value() || shape->dim(0).dim_value() <= 0)) {
-      want[0] = options.batch;
+        (b != 0 || is_first || !shape->dim(0).has_dim_value() || shape->dim(0).dim_value() <= 0)) {
+      want[b] = options.batch;
     }
     if (is_first && !options.input_shape.empty()) {
       const auto& s = options.input_shape;
@@ -227,12 +252,14 @@ Status BindInputs(onnx::GraphProto* g, const LoadOptions& options,
       } else if (static_cast<int>(s.size()) == rank) {
         want.assign(s.begin(), s.end());
       } else if (static_cast<int>(s.size()) == rank - 1) {
-        for (int i = 1; i < rank; ++i) want[i] = s[i - 1];
+        for (int i = 0, k = 0; i < rank; ++i) {
+          if (i != b) want[i] = s[k++];
+        }
       } else {
         return Status::InvalidArgument(
             "--input-shape " + DimsText(s) + " has " + std::to_string(s.size()) +
                 " dims but graph input '" + in.name() + "' has rank " + std::to_string(rank),
-            "", "give the " + std::to_string(rank - 1) + " dims after the batch, e.g. 3x224x224");
+            "", "give the " + std::to_string(rank - 1) + " " + OtherDims(b) + ", e.g. 3x224x224");
       }
     }
     for (int i = 0; i < shape->dim_size(); ++i) {
@@ -255,7 +282,8 @@ Status BindInputs(onnx::GraphProto* g, const LoadOptions& options,
         return Status::InvalidArgument(
             "dynamic dim " + std::to_string(i) + sym + " of graph input '" + in.name() +
                 "' is not bound",
-            "", i == 0 ? "pass --batch N" : "pass --input-shape with the dims after the batch, e.g. 3x640x640");
+            "", i == b ? "pass --batch N"
+                       : "pass --input-shape with the " + OtherDims(b) + ", e.g. 3x640x640");
       }
     }
   }

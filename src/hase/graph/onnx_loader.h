@@ -36,11 +36,14 @@ constexpr int64_t kMinOpset = 7;
 constexpr int64_t kMaxOpset = 17;
 
 struct LoadOptions {
-  // Batch size for dim 0 of the graph inputs. A symbolic dim 0 (any input) is bound to it; a
-  // dim 0 the file fixes to another value is overridden, with a warning, on the first input only.
-  // 0 = leave dim 0 as the file has it (a symbolic batch then fails). Default 1.
+  // Batch size for the batch dim of the graph inputs: dim 0, or the first symbolic dim whose
+  // name contains "batch" (a sequence-first RNN export's [seq, batch, features]). A symbolic
+  // batch dim (any input) is bound to it; a dim 0 the file fixes to another value is overridden,
+  // with a warning, on the first input only. 0 = leave it as the file has it (a symbolic batch
+  // then fails). Default 1.
   int64_t batch = 1;
-  // Shape of the first graph input without the batch dim, e.g. {3, 640, 640} for
+  // Shape of the first graph input without the batch dim (in order, skipping the batch dim
+  // wherever it is), e.g. {3, 640, 640} for
   // "--input-shape 3x640x640"; or with it (then it must have the input's rank and batch is taken
   // from it). Empty = keep the file's dims. Dims must be > 0.
   std::vector<int64_t> input_shape;
